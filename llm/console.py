@@ -1,0 +1,103 @@
+"""What a person sees while an agent runs: its words, each tool call, a glimpse of each result.
+
+Kept out of the agents' loops so that `agent.py` shows the idea and not the
+printing.  Progress goes to stdout so it can be piped into a file; the spinner goes
+to stderr and only when stderr is a terminal, so piped output stays clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+PREVIEW_LINES = 4
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class Console:
+    """Prints a run compactly; `quiet=True` prints nothing (the final answer is the caller's)."""
+
+    def __init__(self, quiet: bool = False, out: TextIO | None = None, err: TextIO | None = None):
+        self.quiet = quiet
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.color = _is_terminal(self.out) and not os.environ.get("NO_COLOR")
+        self.spinner = not quiet and _is_terminal(self.err)
+
+    def _print(self, text: str, style: str = "") -> None:
+        if self.quiet:
+            return
+        codes = {"dim": "2", "bold": "1", "red": "31", "cyan": "36", "yellow": "33"}
+        if self.color and style:
+            text = f"\033[{codes[style]}m{text}\033[0m"
+        print(text, file=self.out, flush=True)
+
+    def note(self, text: str) -> None:
+        """A line about the run itself (offline replay, work directory, stop reason)."""
+        self._print(text, "dim")
+
+    def warn(self, text: str) -> None:
+        """Something went wrong that the model will be told about (a format error, say)."""
+        self._print(f"! {text}", "yellow")
+
+    def say(self, text: str) -> None:
+        """The model's own words."""
+        if text.strip():
+            self._print(f"● {text.strip()}", "bold")
+
+    def tool_call(self, name: str, args: dict[str, Any]) -> None:
+        self._print(f"→ {name}  {_key_argument(args)}", "cyan")
+
+    def tool_result(self, content: str, is_error: bool) -> None:
+        lines = content.splitlines() or ["(no output)"]
+        shown = lines[:PREVIEW_LINES]
+        if len(lines) > PREVIEW_LINES:
+            shown.append(f"… (+{len(lines) - PREVIEW_LINES} lines)")
+        mark = "✗" if is_error else "│"
+        for line in shown:
+            self._print(f"  {mark} {line[:160]}", "red" if is_error else "dim")
+
+    @contextmanager
+    def thinking(self) -> Iterator[None]:
+        """Show a spinner with elapsed seconds while the model is working."""
+        if not self.spinner:
+            yield
+            return
+        done = threading.Event()
+        thread = threading.Thread(target=self._spin, args=(done,), daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+    def _spin(self, done: threading.Event) -> None:
+        start = time.monotonic()
+        frame = 0
+        while not done.wait(0.1):
+            elapsed = time.monotonic() - start
+            self.err.write(f"\r{SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]} thinking {elapsed:.1f}s")
+            self.err.flush()
+            frame += 1
+        self.err.write("\r\033[K")
+        self.err.flush()
+
+
+def _key_argument(args: dict[str, Any]) -> str:
+    """The one argument that says what a call does: the command or the path."""
+    value = args.get("command") or args.get("path")
+    if not isinstance(value, str):
+        value = json.dumps(args, ensure_ascii=False)
+    first = value.strip().splitlines()[0] if value.strip() else ""
+    return first[:100] + (" …" if len(first) > 100 or "\n" in value.strip() else "")
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    return hasattr(stream, "isatty") and stream.isatty()

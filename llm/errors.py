@@ -1,0 +1,39 @@
+"""The few errors the model boundary raises, each with a message that says what to do.
+
+Provider SDKs raise dozens of exception types.  A learner needs five questions
+answered: is my key wrong, is the model name wrong, am I going too fast, is the
+conversation too long, is the service down?  Each adapter translates into these,
+and the command line prints the message on one line and exits with code 2.
+"""
+
+
+class ModelError(Exception):
+    """Base class: the model could not give a reply; the message says why and what to do."""
+
+
+class NoModelConfigured(ModelError):
+    """No --model, no AGENT_MODEL and no API key: nothing to talk to."""
+
+
+class AuthenticationFailed(ModelError):
+    """The provider refused the key (401/403)."""
+
+
+class ModelNotFound(ModelError):
+    """The provider does not know the model name (404)."""
+
+
+class RateLimited(ModelError):
+    """Still 429 after the SDK's own retries."""
+
+
+class ContextTooLong(ModelError):
+    """The conversation no longer fits the model's context window."""
+
+
+class ProviderUnavailable(ModelError):
+    """Connection refused, timeouts or 5xx after the SDK's own retries."""
+
+
+class CassetteError(ModelError):
+    """A replay cannot go on: the cassette ran out, is malformed, or the request differs."""

@@ -1,0 +1,95 @@
+"""What a run returns, and the few helpers every loop uses to read and close a conversation.
+
+A `RunResult` is derived from the messages (the conversation is the record of the
+run) plus the usage of each model call, which the messages do not carry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .types import Block, Message, Usage
+
+INTERRUPTED = "interrupted by the user"
+
+
+def text_of(content: str | list[Block]) -> str:
+    """All the text in a message's content, tool calls left out."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(block["text"] for block in content if block.get("type") == "text").strip()
+
+
+def tool_uses(message: Message) -> list[Block]:
+    """The tool_use blocks of an assistant message, in order."""
+    content = message["content"]
+    if isinstance(content, str):
+        return []
+    return [block for block in content if block.get("type") == "tool_use"]
+
+
+def close_open_turn(messages: list[Message], note: str) -> None:
+    """Leave the conversation valid for the next request after a turn was cut short.
+
+    Every tool_use must be answered by a tool_result, and the next user message must
+    follow an assistant one.  So: answer the calls that got no result with `note`,
+    then end on a short assistant message saying what happened.
+    """
+    last = messages[-1] if messages else None
+    if last and last["role"] == "assistant":
+        results = [
+            {"type": "tool_result", "tool_use_id": call["id"], "content": note, "is_error": True}
+            for call in tool_uses(last)
+        ]
+        if not results:
+            return
+        messages.append({"role": "user", "content": results})
+    elif last and last["role"] == "user" and isinstance(last["content"], list):
+        answered = {b.get("tool_use_id") for b in last["content"] if b["type"] == "tool_result"}
+        asked = tool_uses(messages[-2]) if len(messages) > 1 else []
+        pending = [call for call in asked if call["id"] not in answered]
+        last["content"].extend(
+            {"type": "tool_result", "tool_use_id": call["id"], "content": note, "is_error": True}
+            for call in pending
+        )
+    messages.append({"role": "assistant", "content": f"[{note}]"})
+
+
+@dataclass
+class RunResult:
+    """The outcome of one `run(task, …)`.
+
+    `stop` says why the loop ended: `done` (the model answered), `max_turns`,
+    `interrupted` (Ctrl-C) or `error` (the model could not be reached; see `error`).
+    """
+
+    stop: str
+    messages: list[Message]
+    turn_usage: list[Usage] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def answer(self) -> str:
+        """The model's last words when it finished; empty if it never did."""
+        if self.stop != "done":
+            return ""
+        return text_of(self.messages[-1]["content"])
+
+    @property
+    def turns(self) -> int:
+        """Model calls made."""
+        return len(self.turn_usage)
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(tool_uses(m)) for m in self.messages if m["role"] == "assistant")
+
+    @property
+    def usage(self) -> Usage:
+        """Total tokens over the run."""
+        return sum(self.turn_usage, Usage())
+
+    @property
+    def context_tokens(self) -> list[int]:
+        """Context size the model saw at each turn: how fast the window fills up."""
+        return [usage.input_tokens for usage in self.turn_usage]

@@ -1,0 +1,80 @@
+"""The shapes that cross the model boundary: a reply, its token usage, and the Model protocol.
+
+Messages themselves stay plain dicts in the Anthropic shape (`role` plus `content`, a
+string or a list of `text` / `tool_use` / `tool_result` blocks) so that a learner can
+print them, save them as JSON and read them without knowing any class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Block = dict[str, Any]
+Message = dict[str, Any]
+
+# The stop reasons every adapter translates into.  The loop only ever asks
+# "is it tool_use?", but the others tell a learner *why* a turn ended.
+STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence")
+
+
+@dataclass
+class Usage:
+    """Tokens one call consumed: what the model read (context) and what it wrote."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+
+@dataclass
+class Reply:
+    """One model answer, already translated into canonical blocks."""
+
+    content: list[Block]
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape a cassette stores, so a recorded reply reads like an API response."""
+        return {
+            "content": self.content,
+            "stop_reason": self.stop_reason,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Reply:
+        usage = data.get("usage") or {}
+        return cls(
+            content=list(data["content"]),
+            stop_reason=data["stop_reason"],
+            usage=Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+        )
+
+
+class Model(Protocol):
+    """Anything that can answer a conversation: a provider adapter, a cassette, a recorder.
+
+    `system` is the system prompt, `messages` the conversation so far, `tools` the
+    tool schemas (Anthropic shape: name, description, input_schema) and `stop` the
+    sequences at which generation must halt (chapter 0 stops at "Observation:").
+    """
+
+    name: str
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply: ...

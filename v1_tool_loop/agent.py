@@ -1,0 +1,81 @@
+"""Chapter 1: the agent loop with structured tool use.
+
+The whole agent is this loop:
+
+    ask the model ─► it answers with text and/or tool calls
+         ▲                         │
+         │        stop_reason != "tool_use"? ──► done: its text is the answer
+         │                         │
+         └── append the results ◄── run every tool call
+
+The model never touches the machine.  It *asks* for a tool by name with JSON
+arguments; this code runs it and sends back what happened.  Everything else in the
+folder (terminal output, flags, the demo) is plumbing around `run`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm import Console, Message, Model, ModelError, RunResult
+from llm.result import INTERRUPTED, close_open_turn, tool_uses
+
+from .tools import TOOLS, run_tool
+
+SYSTEM = """You are a coding agent working in a project directory on the user's machine.
+Use the tools to look around, run commands, and change files; paths are relative to
+the project directory. Work step by step: inspect before you edit, and run the tests
+or the program to check your change. When the task is done, reply with a short
+summary of what you did and what you found, without calling a tool."""
+
+
+def run(
+    task: str,
+    *,
+    model: Model,
+    workdir: str | Path,
+    max_turns: int = 30,
+    history: list[Message] | None = None,
+    console: Console | None = None,
+) -> RunResult:
+    """Work on `task` until the model stops asking for tools, or `max_turns` model calls."""
+    console = console or Console(quiet=True)
+    messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
+    usage = []
+    try:
+        for _ in range(max_turns):
+            with console.thinking():
+                reply = model.complete(SYSTEM, messages, tools=TOOLS)
+            usage.append(reply.usage)
+            messages.append({"role": "assistant", "content": reply.content})
+            for block in reply.content:
+                if block["type"] == "text":
+                    console.say(block["text"])
+
+            if reply.stop_reason != "tool_use":
+                return RunResult("done", messages, usage)
+
+            # Appended before the tools run, so an interrupt keeps the finished results.
+            results: list[dict] = []
+            messages.append({"role": "user", "content": results})
+            for call in tool_uses(messages[-2]):
+                console.tool_call(call["name"], call["input"])
+                result = run_tool(call["name"], call["input"], workdir)
+                console.tool_result(result.content, result.is_error)
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call["id"],
+                        "content": result.content,
+                        "is_error": result.is_error,
+                    }
+                )
+    except KeyboardInterrupt:
+        close_open_turn(messages, INTERRUPTED)
+        return RunResult("interrupted", messages, usage)
+    except ModelError as error:
+        close_open_turn(messages, f"model error: {error}")
+        return RunResult("error", messages, usage, error=str(error))
+
+    close_open_turn(messages, f"stopped after {max_turns} turns")
+    return RunResult("max_turns", messages, usage)
