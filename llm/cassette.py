@@ -88,11 +88,11 @@ def describe_difference(
     if recorded.get("stop", []) != actual["stop"]:
         return f"the stop sequences differ (recorded {recorded.get('stop')}, now {actual['stop']})"
     old, new = recorded.get("messages", []), actual["messages"]
-    for index, (was, now) in enumerate(zip(old, new)):
+    for index, (was, now) in enumerate(zip(old, new, strict=False)):
         if was != now:
-            preview = json.dumps(messages[index]["content"], ensure_ascii=False)[:120]
+            preview = json.dumps(messages[index]["content"], ensure_ascii=False)[:100]
             role = messages[index]["role"]
-            return f"message {index + 1} ({role}) differs; it is now {preview}"
+            return f"message {index + 1} ({role}) differs; it now begins {preview}…"
     if len(old) != len(new):
         return f"the recording sent {len(old)} messages, this run sends {len(new)}"
     return None

@@ -57,12 +57,15 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
     parser.add_argument("--record", metavar="FILE", help="save the model's replies as a cassette")
     parser.add_argument("--quiet", action="store_true", help="print only the final answer")
     parser.add_argument(
-        "--demo", action="store_true", help="run the chapter's demo task in a fresh copy of "
-        "the demo workspace (offline replay unless --model is given)"
+        "--demo",
+        action="store_true",
+        help="run the chapter's demo task in a fresh copy of "
+        "the demo workspace (offline replay unless --model is given)",
     )
     parser.add_argument(
-        "--strict", action="store_true", help="with a replay: stop if a request differs "
-        "from the one the cassette recorded"
+        "--strict",
+        action="store_true",
+        help="with a replay: stop if a request differs from the one the cassette recorded",
     )
     return parser
 
@@ -177,8 +180,10 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
     )
     if result.stop == "max_turns":
-        print(f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
-              file=sys.stderr)
+        print(
+            f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
+            file=sys.stderr,
+        )
     elif result.stop == "interrupted":
         print("interrupted: the turn was stopped; the conversation is kept", file=sys.stderr)
     elif result.stop == "error":

@@ -83,7 +83,8 @@ class Console:
         frame = 0
         while not done.wait(0.1):
             elapsed = time.monotonic() - start
-            self.err.write(f"\r{SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]} thinking {elapsed:.1f}s")
+            symbol = SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]
+            self.err.write(f"\r{symbol} thinking {elapsed:.1f}s")
             self.err.flush()
             frame += 1
         self.err.write("\r\033[K")

@@ -6,7 +6,7 @@ Anthropic-shaped blocks, so this module translates both ways:
 
     assistant tool_use blocks  <->  assistant "tool_calls"
     user tool_result blocks    <->  one {"role": "tool"} message per result
-    finish_reason              <->  stop_reason ("tool_calls" -> "tool_use", "length" -> "max_tokens")
+    finish_reason              <->  stop_reason ("tool_calls" -> "tool_use", …)
 """
 
 from __future__ import annotations
@@ -89,8 +89,10 @@ class OpenAIModel:
         usage = response.usage
         return from_chat_message(
             choice.message.content,
-            [(call.id, call.function.name, call.function.arguments)
-             for call in choice.message.tool_calls or []],
+            [
+                (call.id, call.function.name, call.function.arguments)
+                for call in choice.message.tool_calls or []
+            ],
             choice.finish_reason,
             Usage(
                 (usage.prompt_tokens or 0) if usage else 0,

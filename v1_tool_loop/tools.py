@@ -12,6 +12,7 @@ elsewhere and symlinks that lead out are refused.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import selectors
@@ -80,8 +81,7 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "write_file",
         "description": (
-            "Create or overwrite a file with the given content. Missing parent folders "
-            "are created."
+            "Create or overwrite a file with the given content. Missing parent folders are created."
         ),
         "input_schema": {
             "type": "object",
@@ -123,9 +123,7 @@ def safe_path(workdir: Path, path: str) -> Path:
     root = workdir.resolve()
     target = (root / path).resolve()
     if target != root and root not in target.parents:
-        raise ToolError(
-            f"'{path}' is outside the work directory {root}; use a path inside it"
-        )
+        raise ToolError(f"'{path}' is outside the work directory {root}; use a path inside it")
     return target
 
 
@@ -163,7 +161,7 @@ def write_atomically(target: Path, text: str) -> None:
 # --- handlers ------------------------------------------------------------------------
 
 DESTRUCTIVE = [
-    (r"\brm\s+(-\S+\s+)*(/|/\*|~|~/|~/\*|\$HOME/?\*?)(\s|$|[;&|])", "deletes everything under / or ~"),
+    (r"\brm\s+(-\S+\s+)*(/|/\*|~|~/|~/\*|\$HOME/?\*?)(\s|$|[;&|])", "deletes all of / or ~"),
     (r"--no-preserve-root", "disables rm's protection of /"),
     (r"\bmkfs(\.\w+)?\b", "formats a file system"),
     (r"\bdd\b.*\bof=/dev/", "writes raw data to a device"),
@@ -237,10 +235,8 @@ def _read_output(process: subprocess.Popen, timeout: float) -> tuple[_Capture, b
 
 def _stop_process_group(process: subprocess.Popen) -> None:
     """Kill the command and everything it started, and reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # the whole group may be gone already
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
     process.stdout.close()  # type: ignore[union-attr]
 

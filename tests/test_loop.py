@@ -1,0 +1,130 @@
+"""The chapter 1 loop on scripted model replies, with the tools running for real."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+from llm import Reply, Usage
+from llm.cassette import ReplayModel
+from llm.result import tool_uses
+from v1_tool_loop.agent import run
+
+
+def text(value: str) -> dict:
+    return {"type": "text", "text": value}
+
+
+def tool(call_id: str, name: str, **args) -> dict:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def replay(*replies: tuple[list[dict], str]) -> ReplayModel:
+    return ReplayModel.from_replies(
+        [
+            Reply(content, stop, Usage(100 * (n + 1), 10))
+            for n, (content, stop) in enumerate(replies)
+        ]
+    )
+
+
+def assert_valid_history(messages: list[dict]) -> None:
+    """Roles alternate, and every tool_use is answered once, in the very next message."""
+    assert messages[0]["role"] == "user"
+    for before, after in pairwise(messages):
+        assert before["role"] != after["role"]
+    for index, message in enumerate(messages):
+        calls = tool_uses(message) if message["role"] == "assistant" else []
+        if calls:
+            answered = [b["tool_use_id"] for b in messages[index + 1]["content"]]
+            assert answered == [call["id"] for call in calls]
+
+
+def test_several_tool_calls_in_one_reply_then_an_answer(tmp_path: Path) -> None:
+    (tmp_path / "hello.txt").write_text("hi there\n")
+    model = replay(
+        (
+            [
+                text("Two things at once."),
+                tool("t1", "read_file", path="hello.txt"),
+                tool("t2", "bash", command="echo from-bash"),
+            ],
+            "tool_use",
+        ),
+        ([text("The file says hi there.")], "end_turn"),
+    )
+    result = run("What does hello.txt say?", model=model, workdir=tmp_path)
+
+    assert result.stop == "done"
+    assert result.answer == "The file says hi there."
+    assert result.turns == 2 and result.tool_calls == 2
+    results = result.messages[2]["content"]
+    assert [r["tool_use_id"] for r in results] == ["t1", "t2"]
+    assert results[0]["content"] == "hi there" and results[1]["content"] == "from-bash"
+    assert not any(r["is_error"] for r in results)
+    assert result.usage == Usage(300, 20)
+    assert result.context_tokens == [100, 200]
+    assert_valid_history(result.messages)
+
+
+def test_a_tool_error_goes_back_to_the_model_and_the_loop_goes_on(tmp_path: Path) -> None:
+    model = replay(
+        ([tool("t1", "launch_rockets", count=3)], "tool_use"),
+        ([tool("t2", "bash", command="exit 4")], "tool_use"),
+        ([text("Neither worked.")], "end_turn"),
+    )
+    result = run("try things", model=model, workdir=tmp_path)
+    assert result.stop == "done"
+    first, second = result.messages[2]["content"][0], result.messages[4]["content"][0]
+    assert first["is_error"] and "unknown tool 'launch_rockets'" in first["content"]
+    assert second["is_error"] and "exit code 4" in second["content"]
+
+
+def test_max_turns_stops_and_leaves_a_valid_history(tmp_path: Path) -> None:
+    forever = ([tool("t", "bash", command="echo again")], "tool_use")
+    result = run("loop", model=replay(forever, forever, forever), workdir=tmp_path, max_turns=2)
+    assert result.stop == "max_turns"
+    assert result.turns == 2 and result.answer == ""
+    assert "stopped after 2 turns" in result.messages[-1]["content"]
+    assert_valid_history(result.messages)
+
+
+def test_a_cassette_that_runs_out_is_an_error_not_an_invented_reply(tmp_path: Path) -> None:
+    model = replay(([tool("t1", "bash", command="echo one")], "tool_use"))
+    result = run("go", model=model, workdir=tmp_path)
+    assert result.stop == "error"
+    assert "never invents" in result.error and "asked for reply 2" in result.error
+    assert_valid_history(result.messages)
+
+
+def test_ctrl_c_during_a_tool_answers_every_call_and_keeps_history(tmp_path: Path) -> None:
+    # The first command sends SIGINT to this very process (bash's parent), just as
+    # Ctrl-C in a terminal would, while the loop is waiting for the tool.
+    model = replay(
+        (
+            [
+                tool("t1", "bash", command="echo before > before.txt"),
+                tool("t2", "bash", command="kill -INT $PPID; sleep 5"),
+                tool("t3", "write_file", path="never.txt", content="x"),
+            ],
+            "tool_use",
+        ),
+    )
+    result = run("do three things", model=model, workdir=tmp_path)
+    assert result.stop == "interrupted"
+    assert (tmp_path / "before.txt").exists() and not (tmp_path / "never.txt").exists()
+    answers = result.messages[2]["content"]
+    assert answers[0]["content"] == "(no output)" and not answers[0]["is_error"]
+    assert [a["content"] for a in answers[1:]] == ["interrupted by the user"] * 2
+    assert_valid_history(result.messages)
+
+    # The conversation goes on from there, as in the interactive prompt.
+    follow_up = run(
+        "and now?",
+        model=replay(([text("Stopped as asked.")], "end_turn")),
+        workdir=tmp_path,
+        history=result.messages,
+    )
+    assert follow_up.answer == "Stopped as asked."
+    assert follow_up.messages[: len(result.messages)] == result.messages
+    assert_valid_history(follow_up.messages)

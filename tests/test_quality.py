@@ -1,0 +1,75 @@
+"""Repository-wide checks: lint, the layering of DESIGN.md, and the benchmark script."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is in the dev extra")
+def test_ruff_is_clean() -> None:
+    done = subprocess.run(["ruff", "check", "."], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+
+
+def imported_packages(package: str) -> set[str]:
+    found = set()
+    for path in (REPO / package).rglob("*.py"):
+        if "demo" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def test_layers_point_one_way() -> None:
+    chapters = sorted(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())
+    assert not imported_packages("llm") & {"lab", *chapters}, "llm imports nothing of ours"
+    for index, chapter in enumerate(chapters):
+        imported = imported_packages(chapter)
+        assert "lab" not in imported, f"{chapter} imports lab"
+        later = set(chapters[index + 1 :])
+        if chapter == "v0_react_text":
+            later -= {"v1_tool_loop"}  # chapter 0 borrows chapter 1's tools, on purpose
+        assert not imported & later, f"{chapter} imports a later chapter"
+
+
+def test_agent_loops_stay_short() -> None:
+    budgets = {"v0_react_text": 250, "v1_tool_loop": 120}
+    for chapter, budget in budgets.items():
+        path = REPO / chapter / "agent.py"
+        if path.exists():
+            lines = [line for line in path.read_text().splitlines() if line.strip()]
+            assert len(lines) <= budget, f"{chapter}/agent.py has {len(lines)} non-blank lines"
+
+
+def test_benchmark_prints_its_figures() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lab.bench",
+            "--startup-runs",
+            "1",
+            "--turns",
+            "5",
+            "--loop-runs",
+            "1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "start-up" in done.stdout and "loop overhead per turn: median" in done.stdout

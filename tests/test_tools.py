@@ -1,0 +1,271 @@
+"""The chapter 1 tools, run for real in a temporary work directory.
+
+Every failure a model can cause must come back as an error result that says what
+to do, and must leave the files as they were.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS, run_tool
+
+
+def call(workdir: Path, name: str, **args):
+    return run_tool(name, args, workdir)
+
+
+def is_running(pid: int, wait: float = 3.0) -> bool:
+    """True if the process is still alive after `wait` seconds (a zombie counts as dead).
+
+    A killed process takes a moment to die, and one whose parent is gone lingers as
+    a zombie until init reaps it, so the check polls /proc instead of asking once.
+    """
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state == "Z":
+            return False
+        time.sleep(0.05)
+    return True
+
+
+# --- the sandbox: paths ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["../secret.txt", "sub/../../secret.txt", "/etc/passwd", "~/.bashrc", "a\0b"]
+)
+def test_paths_leaving_the_workdir_are_refused(tmp_path: Path, path: str) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (tmp_path / "secret.txt").write_text("top secret")
+    for name, args in [
+        ("read_file", {"path": path}),
+        ("write_file", {"path": path, "content": "x"}),
+        ("edit_file", {"path": path, "old_text": "top", "new_text": "no"}),
+    ]:
+        result = run_tool(name, args, workdir)
+        assert result.is_error, (name, path)
+        assert "top secret" not in result.content
+    assert (tmp_path / "secret.txt").read_text() == "top secret"
+
+
+def test_symlinks_leading_outside_are_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret")
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / "link.txt").symlink_to(outside / "secret.txt")
+    (workdir / "linkdir").symlink_to(outside)
+
+    assert call(workdir, "read_file", path="link.txt").is_error
+    assert call(workdir, "read_file", path="linkdir/secret.txt").is_error
+    result = call(workdir, "write_file", path="linkdir/new.txt", content="x")
+    assert result.is_error and "outside the work directory" in result.content
+    assert not (outside / "new.txt").exists()
+
+
+def test_absolute_paths_inside_and_symlinks_inside_are_fine(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "alias.txt").symlink_to(tmp_path / "notes.txt")
+    assert call(tmp_path, "read_file", path=str(tmp_path / "notes.txt")).content == "hello"
+    assert call(tmp_path, "read_file", path="alias.txt").content == "hello"
+
+
+def test_write_file_creates_parent_folders_inside(tmp_path: Path) -> None:
+    result = call(tmp_path, "write_file", path="a/b/c.txt", content="one\ntwo\n")
+    assert not result.is_error
+    assert (tmp_path / "a/b/c.txt").read_text() == "one\ntwo\n"
+    assert [p.name for p in (tmp_path / "a/b").iterdir()] == ["c.txt"]  # no temp file left
+
+
+def test_write_file_keeps_the_mode_of_an_existing_file(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("echo old\n")
+    script.chmod(0o755)
+    call(tmp_path, "write_file", path="run.sh", content="echo new\n")
+    assert os.access(script, os.X_OK)
+    assert call(tmp_path, "bash", command="./run.sh").content == "new"
+
+
+# --- bash ---------------------------------------------------------------------------
+
+
+def test_bash_runs_in_the_workdir_and_shows_both_streams(tmp_path: Path) -> None:
+    result = call(tmp_path, "bash", command="pwd; echo to-out; echo to-err >&2")
+    assert not result.is_error
+    lines = result.content.splitlines()
+    assert Path(lines[0]).resolve() == tmp_path.resolve()
+    assert "to-out" in lines and "to-err" in lines
+
+
+def test_bash_nonzero_exit_is_an_error_with_the_code(tmp_path: Path) -> None:
+    result = call(tmp_path, "bash", command="echo partial; exit 3")
+    assert result.is_error
+    assert "partial" in result.content and "exit code 3" in result.content
+
+
+def test_bash_does_not_wait_for_input(tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = call(tmp_path, "bash", command="cat; read line; echo after")
+    assert result.content.strip() == "after"
+    assert time.monotonic() - start < 5
+
+
+def test_bash_timeout_kills_the_group_and_keeps_partial_output(tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = call(
+        tmp_path,
+        "bash",
+        command="echo started; (sleep 300; echo never) & echo $! > child.pid; sleep 300",
+        timeout=1,
+    )
+    assert time.monotonic() - start < 10
+    assert result.is_error
+    assert "started" in result.content and "timed out after 1s" in result.content
+    assert "never" not in result.content
+    assert not is_running(int((tmp_path / "child.pid").read_text()))
+
+
+def test_bash_stops_background_processes_when_the_command_returns(tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = call(tmp_path, "bash", command="sleep 300 & echo $! > bg.pid; echo launched")
+    assert result.content == "launched"
+    assert time.monotonic() - start < 10
+    assert not is_running(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_bash_output_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
+    command = "echo FIRST-LINE; for i in $(seq 1 20000); do echo line $i; done; echo LAST-LINE"
+    result = call(tmp_path, "bash", command=command)
+    assert len(result.content) < OUTPUT_LIMIT + 200
+    assert result.content.startswith("FIRST-LINE")
+    assert result.content.endswith("LAST-LINE")
+    assert "bytes cut from the middle" in result.content
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf /",
+        "rm -rf / --no-preserve-root",
+        "rm -fr ~",
+        "cd /tmp && rm -rf /*",
+        "mkfs.ext4 /dev/sda1",
+        "dd if=/dev/zero of=/dev/sda bs=1M",
+        ":(){ :|:& };:",
+        "shutdown -h now",
+        "echo hi; reboot",
+        "sudo apt-get install foo",
+    ],
+)
+def test_plainly_destructive_commands_are_refused(tmp_path: Path, command: str) -> None:
+    result = call(tmp_path, "bash", command=command)
+    assert result.is_error
+    assert result.content.startswith("refused:")
+
+
+@pytest.mark.parametrize("command", ["rm -rf build/", "rm -f ./notes.txt", "echo reboot-notes"])
+def test_ordinary_commands_are_not_refused(tmp_path: Path, command: str) -> None:
+    assert not call(tmp_path, "bash", command=command).content.startswith("refused:")
+
+
+# --- read_file ----------------------------------------------------------------------
+
+
+def test_read_file_errors_say_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "image.bin").write_bytes(b"\x89PNG\x00\x01\x02")
+    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
+    missing = call(tmp_path, "read_file", path="nope.txt")
+    assert missing.is_error and "no such file" in missing.content and "ls" in missing.content
+    folder = call(tmp_path, "read_file", path="folder")
+    assert folder.is_error and "is a folder" in folder.content
+    for name in ("image.bin", "latin1.txt"):
+        binary = call(tmp_path, "read_file", path=name)
+        assert binary.is_error and "binary file" in binary.content
+
+
+def test_read_file_pages_long_files(tmp_path: Path) -> None:
+    (tmp_path / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 1001)))
+    first = call(tmp_path, "read_file", path="long.txt")
+    assert first.content.splitlines()[0] == "line 1"
+    assert "lines 1-400 of 1000; 600 more: read_file with offset=401" in first.content
+    page = call(tmp_path, "read_file", path="long.txt", offset=991, limit=5)
+    assert page.content.splitlines()[:5] == [f"line {n}" for n in range(991, 996)]
+    assert "5 more: read_file with offset=996" in page.content
+    tail = call(tmp_path, "read_file", path="long.txt", offset=996)
+    assert tail.content.splitlines()[-1] == "line 1000" and "more" not in tail.content
+    past = call(tmp_path, "read_file", path="long.txt", offset=5000)
+    assert past.is_error and "has 1000 lines" in past.content
+
+
+# --- edit_file ----------------------------------------------------------------------
+
+
+def test_edit_file_replaces_exactly_one_match(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    result = call(tmp_path, "edit_file", path="a.py", old_text="y = 2", new_text="y = 3")
+    assert not result.is_error
+    assert (tmp_path / "a.py").read_text() == "x = 1\ny = 3\n"
+
+
+@pytest.mark.parametrize(
+    ("old_text", "expected"),
+    [("z = 9", "was not found"), ("= 1", "matches 2 places"), ("", "old_text is empty")],
+)
+def test_edit_file_refuses_absent_or_ambiguous_text(
+    tmp_path: Path, old_text: str, expected: str
+) -> None:
+    original = "x = 1\nw = 1\n"
+    (tmp_path / "a.py").write_text(original)
+    result = call(tmp_path, "edit_file", path="a.py", old_text=old_text, new_text="q")
+    assert result.is_error and expected in result.content
+    assert (tmp_path / "a.py").read_text() == original
+
+
+# --- bad calls ------------------------------------------------------------------------
+
+
+def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
+    result = run_tool("delete_everything", {}, tmp_path)
+    assert result.is_error
+    for tool in TOOLS:
+        assert tool["name"] in result.content
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("bash", {}, "missing argument(s): command"),
+        ("bash", {"command": ["ls"]}, "'command' must be a string"),
+        ("bash", {"command": "ls", "timeout": "5"}, "'timeout' must be a integer"),
+        ("bash", {"command": "ls", "timeout": True}, "'timeout' must be a integer"),
+        ("read_file", {"path": "a", "lines": 3}, "unexpected argument(s): lines"),
+        ("write_file", "just text", "arguments must be a JSON object"),
+        ("edit_file", {"path": "a.py"}, "missing argument(s): old_text, new_text"),
+    ],
+)
+def test_malformed_arguments_name_the_expected_ones(
+    tmp_path: Path, name: str, args: object, expected: str
+) -> None:
+    result = run_tool(name, args, tmp_path)
+    assert result.is_error
+    assert expected in result.content
+    schema = next(tool for tool in TOOLS if tool["name"] == name)
+    for argument in schema["input_schema"]["properties"]:
+        assert argument in result.content
+
+
+def test_bash_timeout_below_one_second_is_an_error(tmp_path: Path) -> None:
+    result = call(tmp_path, "bash", command="echo hi", timeout=0)
+    assert result.is_error and "at least 1 second" in result.content
