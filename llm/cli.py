@@ -84,6 +84,9 @@ def main(chapter: Chapter, argv: list[str] | None = None) -> int:
     except ModelError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outside a turn, e.g. while a live client is being built
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:

@@ -18,6 +18,7 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -241,6 +242,16 @@ def _stop_process_group(process: subprocess.Popen) -> None:
     process.stdout.close()  # type: ignore[union-attr]
 
 
+def _command_environment() -> dict[str, str]:
+    """This process's environment with its interpreter's folder first on PATH.
+
+    So `python` in a command is the Python running the agent, virtualenv included,
+    even when the learner started it as `.venv/bin/python -m …` without activating.
+    """
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path}
+
+
 def bash(workdir: Path, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     reason = refusal_reason(command)
     if reason:
@@ -251,6 +262,7 @@ def bash(workdir: Path, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     process = subprocess.Popen(
         ["bash", "-c", command],
         cwd=workdir,
+        env=_command_environment(),
         stdin=subprocess.DEVNULL,  # a command waiting for input gets end-of-file, not a hang
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

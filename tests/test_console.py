@@ -1,0 +1,62 @@
+"""What a person sees: a spinner only on a terminal, compact tool calls, silence when quiet."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from llm import Console
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal, as sys.stderr does in a shell."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_spinner_shows_elapsed_seconds_on_a_terminal_and_clears_itself() -> None:
+    out, err = io.StringIO(), Terminal()
+    with Console(out=out, err=err).thinking():
+        time.sleep(0.35)
+    assert "thinking 0." in err.getvalue()
+    assert err.getvalue().endswith("\r\033[K")
+    assert out.getvalue() == ""
+
+
+def test_no_spinner_when_piped_or_quiet() -> None:
+    for console, err in [
+        (lambda e: Console(out=io.StringIO(), err=e), io.StringIO()),
+        (lambda e: Console(quiet=True, out=io.StringIO(), err=e), Terminal()),
+    ]:
+        with console(err).thinking():
+            time.sleep(0.25)
+        assert err.getvalue() == ""
+
+
+def test_tool_calls_and_results_are_compact() -> None:
+    out = io.StringIO()
+    console = Console(out=out, err=io.StringIO())
+    console.tool_call("bash", {"command": "pytest -q\necho second line", "timeout": 5})
+    console.tool_result("\n".join(f"line {n}" for n in range(1, 11)), is_error=False)
+    console.tool_result("boom", is_error=True)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "→ bash  pytest -q …"
+    assert lines[1:6] == [
+        "  │ line 1",
+        "  │ line 2",
+        "  │ line 3",
+        "  │ line 4",
+        "  │ … (+6 lines)",
+    ]
+    assert lines[6] == "  ✗ boom"
+
+
+def test_quiet_console_prints_nothing() -> None:
+    out = io.StringIO()
+    console = Console(quiet=True, out=out, err=io.StringIO())
+    console.say("hello")
+    console.tool_call("read_file", {"path": "a.txt"})
+    console.tool_result("text", is_error=False)
+    console.note("note")
+    assert out.getvalue() == ""
