@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console
-from .errors import ModelError
+from .errors import CassetteError, ModelError
 from .result import RunResult
 from .spec import load_model
 from .types import Message, Model
@@ -120,6 +120,8 @@ def _prepare_demo(
 ) -> tuple[str, Path, Model]:
     """Copy the demo workspace to a temporary folder and pick the model for the demo task."""
     header, _ = read_cassette(chapter.demo_cassette)
+    if not header.get("task"):
+        raise CassetteError(f"the demo cassette {chapter.demo_cassette} has no task in its header")
     workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.name}-demo-"))
     shutil.copytree(
         chapter.demo_workspace,
@@ -129,7 +131,7 @@ def _prepare_demo(
     )
     if args.model:
         model = load_model(args.model, strict=args.strict)
-        console.note(f"live: running the demo task with {model.name}")
+        console.note(f"running the demo task with {model.name}")
     else:
         model = ReplayModel(chapter.demo_cassette, strict=args.strict)
         console.note(

@@ -24,7 +24,7 @@ from .errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from .types import Block, Message, Reply, Usage
+from .types import INVALID_JSON, Block, Message, Reply, Usage
 
 MAX_RETRIES = 4
 TIMEOUT_SECONDS = 120.0
@@ -213,7 +213,7 @@ def from_chat_message(
     """A Chat Completions answer -> canonical Reply.
 
     `calls` are (id, name, arguments-as-JSON-text).  Arguments that are not valid JSON
-    are passed on under `_invalid_json`, so the tool layer answers the model with an
+    are passed on under INVALID_JSON (`_invalid_json`), so the tool layer answers the model with an
     error instead of the loop crashing.  Some local servers send no call ids, or say
     "stop" while calling tools; both are repaired here.
     """
@@ -222,11 +222,15 @@ def from_chat_message(
         try:
             parsed = json.loads(arguments or "{}")
         except json.JSONDecodeError:
-            parsed = {"_invalid_json": arguments}
+            parsed = {INVALID_JSON: arguments}
         if not isinstance(parsed, dict):
-            parsed = {"_invalid_json": arguments}
+            parsed = {INVALID_JSON: arguments}
         content.append(
             {"type": "tool_use", "id": call_id or f"call_{index}", "name": name, "input": parsed}
         )
-    stop_reason = "tool_use" if calls else FINISH_REASONS.get(finish_reason or "stop", "end_turn")
+    stop_reason = FINISH_REASONS.get(finish_reason or "stop", "end_turn")
+    if calls:
+        stop_reason = "tool_use"
+    elif stop_reason == "tool_use":  # "tool_calls" with no calls: nothing to run, so it ended
+        stop_reason = "end_turn"
     return Reply(content=content, stop_reason=stop_reason, usage=usage)

@@ -17,6 +17,10 @@ Message = dict[str, Any]
 # "is it tool_use?", but the others tell a learner *why* a turn ended.
 STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence")
 
+# Tool-call arguments that were not valid JSON travel under this key, so the tool
+# layer can tell the model exactly that instead of the loop crashing.
+INVALID_JSON = "_invalid_json"
+
 
 @dataclass
 class Usage:

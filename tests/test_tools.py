@@ -247,9 +247,9 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     ("name", "args", "expected"),
     [
         ("bash", {}, "missing argument(s): command"),
-        ("bash", {"command": ["ls"]}, "'command' must be a string"),
-        ("bash", {"command": "ls", "timeout": "5"}, "'timeout' must be a integer"),
-        ("bash", {"command": "ls", "timeout": True}, "'timeout' must be a integer"),
+        ("bash", {"command": ["ls"]}, "'command' must be of type string"),
+        ("bash", {"command": "ls", "timeout": "5"}, "'timeout' must be of type integer"),
+        ("bash", {"command": "ls", "timeout": True}, "'timeout' must be of type integer"),
         ("read_file", {"path": "a", "lines": 3}, "unexpected argument(s): lines"),
         ("write_file", "just text", "arguments must be a JSON object"),
         ("edit_file", {"path": "a.py"}, "missing argument(s): old_text, new_text"),
@@ -269,3 +269,24 @@ def test_malformed_arguments_name_the_expected_ones(
 def test_bash_timeout_below_one_second_is_an_error(tmp_path: Path) -> None:
     result = call(tmp_path, "bash", command="echo hi", timeout=0)
     assert result.is_error and "at least 1 second" in result.content
+
+
+def test_a_quick_successful_command_is_never_reported_as_killed(tmp_path: Path) -> None:
+    # Output ends a moment before the process exits; the exit status must be awaited.
+    results = [call(tmp_path, "bash", command="ls -a") for _ in range(100)]
+    assert not [r.content for r in results if r.is_error]
+
+
+def test_a_command_that_closes_its_output_early_still_reports_its_exit(tmp_path: Path) -> None:
+    result = call(tmp_path, "bash", command="echo bye; exec >&- 2>&-; sleep 0.3; exit 3")
+    assert result.is_error and result.content == "bye\n[exit code 3]"
+
+
+def test_a_failing_command_with_no_output_shows_just_the_code(tmp_path: Path) -> None:
+    assert call(tmp_path, "bash", command="exit 2").content == "[exit code 2]"
+
+
+def test_arguments_that_were_not_json_are_reported_as_such(tmp_path: Path) -> None:
+    result = run_tool("bash", {"_invalid_json": '{"command": "ls'}, tmp_path)
+    assert result.is_error and "not valid JSON" in result.content
+    assert '{"command": "ls' in result.content

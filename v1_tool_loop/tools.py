@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm.types import INVALID_JSON
+
 DEFAULT_TIMEOUT = 60  # seconds a bash command may run unless the model asks for more
 MAX_TIMEOUT = 600
-OUTPUT_LIMIT = 30_000  # characters of tool output the model sees; ~8k tokens
+OUTPUT_LIMIT = 30_000  # bytes of tool output the model sees (~8k tokens)
 READ_LINES = 400  # lines read_file returns when the model gives no limit
 EXIT_GRACE = 0.5  # seconds to keep reading after bash exits, for output still in flight
 
@@ -212,7 +214,7 @@ class _Capture:
 
 
 def _read_output(process: subprocess.Popen, timeout: float) -> tuple[_Capture, bool]:
-    """Read merged output until the command is done or the deadline passes (True if it did)."""
+    """Read merged output until the command has exited or the deadline passes (True if so)."""
     capture = _Capture()
     fd = process.stdout.fileno()  # type: ignore[union-attr]
     deadline = time.monotonic() + timeout
@@ -230,8 +232,14 @@ def _read_output(process: subprocess.Popen, timeout: float) -> tuple[_Capture, b
             if selector.select(min(0.1, deadline - now)):
                 chunk = os.read(fd, 65536)
                 if not chunk:
-                    return capture, False
+                    break
                 capture.add(chunk)
+    # End of output is not the end of the command: wait for its exit status too.
+    try:
+        process.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return capture, True
+    return capture, False
 
 
 def _stop_process_group(process: subprocess.Popen) -> None:
@@ -275,12 +283,19 @@ def bash(workdir: Path, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     output = capture.text().rstrip("\n")
     if timed_out:
         raise ToolError(
-            f"{output}\n[timed out after {timeout}s: the command and all it started were "
-            "killed; above is what it printed until then]"
+            _with_note(
+                output,
+                f"[timed out after {timeout}s: the command and all it started were killed; "
+                "above is what it printed until then]",
+            )
         )
     if process.returncode != 0:
-        raise ToolError(f"{output}\n[exit code {process.returncode}]")
+        raise ToolError(_with_note(output, f"[exit code {process.returncode}]"))
     return output or "(no output)"
+
+
+def _with_note(output: str, note: str) -> str:
+    return f"{output}\n{note}" if output else note
 
 
 def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES) -> str:
@@ -344,7 +359,14 @@ HANDLERS: dict[str, Callable[..., str]] = {
 
 # --- the one door ------------------------------------------------------------------
 
-JSON_TYPES = {"string": str, "integer": int, "object": dict, "array": list, "boolean": bool}
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+}
 
 
 def describe_arguments(schema: dict[str, Any]) -> str:
@@ -360,6 +382,8 @@ def argument_problem(schema: dict[str, Any], args: Any) -> str | None:
     """What is wrong with the arguments for this schema, or None if they fit."""
     if not isinstance(args, dict):
         return "arguments must be a JSON object"
+    if INVALID_JSON in args:
+        return f"the arguments were not valid JSON: {str(args[INVALID_JSON])[:200]!r}"
     properties = schema["input_schema"]["properties"]
     missing = [name for name in schema["input_schema"].get("required", []) if name not in args]
     if missing:
@@ -368,9 +392,10 @@ def argument_problem(schema: dict[str, Any], args: Any) -> str | None:
     if unexpected:
         return f"unexpected argument(s): {', '.join(unexpected)}"
     for name, value in args.items():
-        expected = JSON_TYPES[properties[name]["type"]]
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            return f"argument '{name}' must be a {properties[name]['type']}, got {value!r:.60}"
+        kind = properties[name].get("type")
+        expected = JSON_TYPES.get(kind, object)  # a type we do not know is not checked
+        if not isinstance(value, expected) or (kind != "boolean" and isinstance(value, bool)):
+            return f"argument '{name}' must be of type {kind}, got {value!r:.60}"
     return None
 
 
