@@ -193,6 +193,8 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print("interrupted: the turn was stopped; the conversation is kept", file=sys.stderr)
     elif result.stop == "error":
         print(f"error: {result.error}", file=sys.stderr)
+    elif result.stop != "done":
+        print(f"stopped: {result.messages[-1]['content']}", file=sys.stderr)
 
 
 def _shown_path(path: Path) -> str:
