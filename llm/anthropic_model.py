@@ -19,7 +19,7 @@ from .errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from .types import Message, Reply, Usage
+from .types import STOP_REASONS, Message, Reply, Usage
 
 # The SDK retries 408/409/429/5xx and connection errors itself, with exponential
 # backoff (0.5 s doubling, at most 8 s) and any retry-after header the server sends.
@@ -74,7 +74,7 @@ class AnthropicModel:
             raise self._translate(exc) from None
         return Reply(
             content=[_block_to_dict(block) for block in response.content],
-            stop_reason=response.stop_reason or "end_turn",
+            stop_reason=_stop_reason(response.stop_reason),
             usage=Usage(response.usage.input_tokens, response.usage.output_tokens),
         )
 
@@ -110,6 +110,14 @@ class AnthropicModel:
                 f"({detail}). Check your network or try again later."
             )
         return ModelError(f"Anthropic rejected the request: {detail}")
+
+
+def _stop_reason(reason: str | None) -> str:
+    """One of STOP_REASONS: a full context window is a kind of max_tokens, and the rarer
+    reasons (refusal, pause_turn) end the turn like end_turn does."""
+    if reason == "model_context_window_exceeded":
+        return "max_tokens"
+    return reason if reason in STOP_REASONS else "end_turn"
 
 
 def _block_to_dict(block: Any) -> dict[str, Any]:

@@ -74,7 +74,8 @@ class OpenAIModel:
         }
         # OpenAI's own newer models accept only max_completion_tokens; most
         # compatible servers (Ollama, llama.cpp, DeepSeek, …) know only max_tokens.
-        request["max_completion_tokens" if self.base_url is None else "max_tokens"] = max_tokens
+        official = self.base_url is None or "api.openai.com" in self.base_url
+        request["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if tools:
             request["tools"] = to_chat_tools(tools)
         if stop:
@@ -121,7 +122,9 @@ class OpenAIModel:
             )
         body = json.dumps(getattr(exc, "body", None) or {}).lower() + detail.lower()
         if isinstance(exc, sdk.BadRequestError) and (
-            "context_length_exceeded" in body or "context length" in body
+            "context_length_exceeded" in body  # OpenAI and most hosted servers
+            or "context length" in body
+            or "context size" in body  # llama.cpp server: exceed_context_size_error
         ):
             return ContextTooLong(
                 f"the conversation no longer fits {self.model}'s context window ({detail}). "

@@ -36,13 +36,20 @@ PROSE = "I think I should look at the files first."
 
 def write_cassette(path: Path, replies: list[str]) -> Path:
     """A scripted cassette of raw text replies, in the format of the demo cassettes."""
-    header = {"format": "cassette/1", "provenance": "scripted", "chapter": "v0_react_text",
-              "task": "test"}
+    header = {
+        "format": "cassette/1",
+        "provenance": "scripted",
+        "chapter": "v0_react_text",
+        "task": "test",
+    }
     lines = [json.dumps(header)]
     for text in replies:
         stop = "end_turn" if "Final Answer" in text else "stop_sequence"
-        reply = {"content": [{"type": "text", "text": text}], "stop_reason": stop,
-                 "usage": {"input_tokens": 100, "output_tokens": 20}}
+        reply = {
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": stop,
+            "usage": {"input_tokens": 100, "output_tokens": 20},
+        }
         lines.append(json.dumps({"reply": reply}, ensure_ascii=False))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -87,8 +94,9 @@ def replay(tmp_path: Path, replies: list[str]) -> ReplayModel:
 
 
 def test_a_tool_runs_and_the_final_answer_ends_the_run(tmp_path: Path, workdir: Path) -> None:
-    result = run("What do the notes say?", model=replay(tmp_path, [READ_NOTES, FINISH]),
-                 workdir=workdir)
+    result = run(
+        "What do the notes say?", model=replay(tmp_path, [READ_NOTES, FINISH]), workdir=workdir
+    )
     assert isinstance(result, ReactRunResult)
     assert result.stop == "done"
     assert result.answer == "The notes say: buy milk."
@@ -100,8 +108,9 @@ def test_a_tool_runs_and_the_final_answer_ends_the_run(tmp_path: Path, workdir: 
 
 
 def test_tools_change_the_real_work_directory(tmp_path: Path, workdir: Path) -> None:
-    write = ('Action: write_file\nAction Input: {"path": "out/hello.txt", '
-             '"content": "hello\\nworld\\n"}')
+    write = (
+        'Action: write_file\nAction Input: {"path": "out/hello.txt", "content": "hello\\nworld\\n"}'
+    )
     result = run("Write it.", model=replay(tmp_path, [write, FINISH]), workdir=workdir)
     assert result.stop == "done"
     assert (workdir / "out" / "hello.txt").read_text() == "hello\nworld\n"
@@ -111,8 +120,9 @@ def test_a_format_error_is_answered_and_the_model_can_recover(
     tmp_path: Path, workdir: Path
 ) -> None:
     broken = 'Action: read_file\nAction Input: {"path": notes.txt}'
-    result = run("Read the notes.", model=replay(tmp_path, [broken, READ_NOTES, FINISH]),
-                 workdir=workdir)
+    result = run(
+        "Read the notes.", model=replay(tmp_path, [broken, READ_NOTES, FINISH]), workdir=workdir
+    )
     assert result.stop == "done"
     assert result.format_errors == 1
     answer = result.messages[2]["content"]
@@ -130,8 +140,10 @@ def test_three_format_errors_in_a_row_stop_the_run(tmp_path: Path, workdir: Path
     observations = [m["content"] for m in result.messages[2::2] if m["role"] == "user"]
     assert len(observations) == 3
     assert all(text.startswith("Observation: Format error:") for text in observations)
-    assert result.messages[-1] == {"role": "assistant",
-                                   "content": "[stopped after 3 format errors]"}
+    assert result.messages[-1] == {
+        "role": "assistant",
+        "content": "[stopped after 3 format errors]",
+    }
 
 
 def test_only_errors_in_a_row_count_towards_the_limit(tmp_path: Path, workdir: Path) -> None:
@@ -144,8 +156,9 @@ def test_only_errors_in_a_row_count_towards_the_limit(tmp_path: Path, workdir: P
 def test_an_invented_observation_is_discarded_counted_and_never_sent_back(
     workdir: Path,
 ) -> None:
-    invented = (READ_NOTES + "Observation: the notes say INVENTED\n"
-                "Thought: done\nFinal Answer: INVENTED")
+    invented = (
+        READ_NOTES + "Observation: the notes say INVENTED\nThought: done\nFinal Answer: INVENTED"
+    )
     model = RecordingModel([invented, FINISH])
     result = run("What do the notes say?", model=model, workdir=workdir)
     assert result.stop == "done"
@@ -192,8 +205,7 @@ def test_an_empty_reply_is_a_format_error_and_keeps_the_conversation_valid(
 
 
 def test_max_turns_ends_on_an_assistant_note(tmp_path: Path, workdir: Path) -> None:
-    result = run("Look.", model=replay(tmp_path, [LIST_FILES] * 3), workdir=workdir,
-                 max_turns=2)
+    result = run("Look.", model=replay(tmp_path, [LIST_FILES] * 3), workdir=workdir, max_turns=2)
     assert result.stop == "max_turns"
     assert result.tool_calls == 2
     assert result.messages[-1] == {"role": "assistant", "content": "[stopped after 2 turns]"}
@@ -207,8 +219,7 @@ def test_a_cassette_that_runs_out_is_an_error(tmp_path: Path, workdir: Path) -> 
 
 
 def test_ctrl_c_keeps_the_conversation(workdir: Path) -> None:
-    result = run("Look.", model=RecordingModel([LIST_FILES, KeyboardInterrupt()]),
-                 workdir=workdir)
+    result = run("Look.", model=RecordingModel([LIST_FILES, KeyboardInterrupt()]), workdir=workdir)
     assert result.stop == "interrupted"
     assert result.messages[-1] == {"role": "assistant", "content": f"[{INTERRUPTED}]"}
     assert result.tool_calls == 1
@@ -216,8 +227,7 @@ def test_ctrl_c_keeps_the_conversation(workdir: Path) -> None:
 
 def test_history_is_continued(tmp_path: Path, workdir: Path) -> None:
     first = run("Read the notes.", model=replay(tmp_path, [READ_NOTES, FINISH]), workdir=workdir)
-    again = run("And now?", model=RecordingModel([FINISH]), workdir=workdir,
-                history=first.messages)
+    again = run("And now?", model=RecordingModel([FINISH]), workdir=workdir, history=first.messages)
     assert again.messages[: len(first.messages)] == first.messages
     assert again.messages[len(first.messages)] == {"role": "user", "content": "And now?"}
     assert again.answer == "The notes say: buy milk."
@@ -260,7 +270,11 @@ def demo_environment() -> dict[str, str]:
 def run_demo(*flags: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "v0_react_text", "--demo", *flags],
-        cwd=ROOT, env=demo_environment(), capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=demo_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -276,8 +290,9 @@ def test_demo_runs_offline_recovers_and_fixes_the_bug() -> None:
     assert "── done: 6 turns, 4 tool calls" in out
     kept = out.split("the demo workspace is kept at ")[1].split(":")[0]
     try:
-        tests = subprocess.run([sys.executable, "-m", "unittest"], cwd=kept,
-                               capture_output=True, text=True, timeout=60)
+        tests = subprocess.run(
+            [sys.executable, "-m", "unittest"], cwd=kept, capture_output=True, text=True, timeout=60
+        )
         assert tests.returncode == 0, tests.stderr
         assert "Ran 5 tests" in tests.stderr
     finally:

@@ -75,10 +75,9 @@ KEYWORD_LINE = re.compile(
 JSON_HINTS = {
     "Invalid control character": "a line break or tab inside a JSON string must be "
     "written as \\n or \\t",
-    "Expecting property name": "names need double quotes, and no comma may follow the "
-    "last item",
+    "Expecting property name": "names need double quotes, and no comma may follow the last item",
     "Extra data": "write one JSON object and nothing after it",
-    "Unterminated string": "a string is not closed; write a quote inside a string as \\\"",
+    "Unterminated string": 'a string is not closed; write a quote inside a string as \\"',
     "Expecting value": "strings need double quotes; true, false and null are lowercase",
 }
 
@@ -214,7 +213,7 @@ def _arguments(text: str) -> dict[str, Any]:
         raise FormatError(f"the Action Input cannot be read as JSON: {error}") from None
     if not isinstance(value, dict):
         raise FormatError(
-            f"the Action Input must be a JSON object such as {{\"command\": \"ls\"}}, "
+            f'the Action Input must be a JSON object such as {{"command": "ls"}}, '
             f"not {_json_kind(value)}"
         )
     return value

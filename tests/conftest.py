@@ -1,0 +1,57 @@
+"""Fixtures shared by the whole suite: a clean environment and a fake model provider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from llm.anthropic_model import AnthropicModel
+from llm.openai_model import OpenAIModel
+from tests.fake_provider import FakeProvider
+
+# Variables that would make a test pick, or talk to, a real provider.
+PROVIDER_VARIABLES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "AGENT_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def no_real_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real provider or depend on the developer's keys.
+
+    Loopback is also exempted from any proxy the developer has set, so requests to
+    the fake provider never leave the machine.
+    """
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[FakeProvider]:
+    """A scripted Anthropic/OpenAI server on 127.0.0.1, stopped after the test."""
+    server = FakeProvider().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def anthropic_model(fake_provider: FakeProvider) -> AnthropicModel:
+    """The real Anthropic adapter, pointed at the fake provider."""
+    return AnthropicModel("claude-test", api_key="sk-ant-test", base_url=fake_provider.url)
+
+
+@pytest.fixture
+def openai_model(fake_provider: FakeProvider) -> OpenAIModel:
+    """The real OpenAI adapter, pointed at the fake provider like any compatible server."""
+    return OpenAIModel("gpt-test", api_key="sk-test", base_url=fake_provider.url + "/v1")
