@@ -98,3 +98,22 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
     assert run_demo.endswith("python -m v1_tool_loop --demo")
     assert run_tests.endswith("pytest")
     assert run_tests in (REPO / ".ci/run").read_text().splitlines()
+
+
+def source_lines() -> set[str]:
+    lines = set()
+    for path in REPO.rglob("*.py"):
+        if ".venv" not in path.parts:
+            lines |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+    return lines
+
+
+def test_code_quoted_in_docs_is_in_the_repository() -> None:
+    known = source_lines()
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for block in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
+            for line in block.splitlines():
+                line = line.strip()
+                if line and line not in {"...", "…"} and not line.startswith(("# …", "# ...")):
+                    assert line in known, f"{relative(doc)} quotes a line not in the code: {line}"
