@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -161,3 +162,57 @@ def test_help_is_instant_and_imports_no_provider_sdk(tmp_path: Path) -> None:
     assert done.returncode == 0 and "--max-turns" in done.stdout
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
     assert "anthropic" not in imported and "openai" not in imported
+
+
+def test_ctrl_c_in_the_interactive_prompt_stops_the_turn_not_the_session(tmp_path: Path) -> None:
+    cassette = tmp_path / "slow.jsonl"
+    rows = [
+        {"format": "cassette/1", "provenance": "scripted"},
+        {
+            "reply": {
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "bash",
+                        "input": {"command": "sleep 60"},
+                    }
+                ],
+                "stop_reason": "tool_use",
+            }
+        },
+        {
+            "reply": {
+                "content": [{"type": "text", "text": "Still here."}],
+                "stop_reason": "end_turn",
+            }
+        },
+    ]
+    cassette.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    environment = {k: v for k, v in os.environ.items() if k not in KEYS}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{cassette}"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    try:
+        process.stdin.write("wait a minute\n")
+        process.stdin.flush()
+        seen = ""
+        while "→ bash  sleep 60" not in seen:  # the tool is running now
+            line = process.stdout.readline()
+            assert line, "the agent ended before running the tool"
+            seen += line
+        process.send_signal(signal.SIGINT)
+        process.stdin.write("are you there?\n/exit\n")
+        process.stdin.flush()
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 0
+    assert "interrupted: the turn was stopped; the conversation is kept" in err
+    assert "Still here." in out  # the next task ran on the kept conversation
