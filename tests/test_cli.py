@@ -18,7 +18,9 @@ KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL")
 
 
 def agent(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in KEYS} | env
+    # TMPDIR keeps the demo's workspace copies inside the test's own folder.
+    environment = {k: v for k, v in os.environ.items() if k not in KEYS}
+    environment |= {"TMPDIR": str(cwd), **env}
     return subprocess.run(
         [sys.executable, "-m", "v1_tool_loop", *args],
         cwd=cwd,

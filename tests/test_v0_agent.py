@@ -267,19 +267,20 @@ def demo_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not any(h in k for h in hidden)}
 
 
-def run_demo(*flags: str) -> subprocess.CompletedProcess[str]:
+def run_demo(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    # TMPDIR keeps the demo's workspace copy inside the test's own folder.
     return subprocess.run(
         [sys.executable, "-m", "v0_react_text", "--demo", *flags],
         cwd=ROOT,
-        env=demo_environment(),
+        env=demo_environment() | {"TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
         timeout=120,
     )
 
 
-def test_demo_runs_offline_recovers_and_fixes_the_bug() -> None:
-    process = run_demo()
+def test_demo_runs_offline_recovers_and_fixes_the_bug(tmp_path: Path) -> None:
+    process = run_demo(tmp_path)
     out = process.stdout
     assert process.returncode == 0, process.stderr
     assert "offline: replaying the scripted demo cassette" in out
@@ -299,8 +300,8 @@ def test_demo_runs_offline_recovers_and_fixes_the_bug() -> None:
         shutil.rmtree(kept)
 
 
-def test_demo_quiet_prints_only_the_final_answer() -> None:
-    process = run_demo("--quiet")
+def test_demo_quiet_prints_only_the_final_answer(tmp_path: Path) -> None:
+    process = run_demo(tmp_path, "--quiet")
     assert process.returncode == 0, process.stderr
     assert process.stdout.startswith("Fixed. `median` in stats.py averaged the wrong pair")
     assert "Thought" not in process.stdout
