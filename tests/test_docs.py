@@ -12,7 +12,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted(
-    [REPO / "README.md", *REPO.glob("*/README.md"), *REPO.glob("docs/**/*.md")],
+    [
+        REPO / "README.md",
+        *(p for p in REPO.glob("*/README.md") if not p.parent.name.startswith(".")),
+        *REPO.glob("docs/**/*.md"),
+    ]
 )
 CHAPTER_FLAGS = {
     "--model",
@@ -103,7 +107,7 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
 def source_lines() -> set[str]:
     lines = set()
     for path in REPO.rglob("*.py"):
-        if ".venv" not in path.parts:
+        if not any(part.startswith(".") for part in path.relative_to(REPO).parts):
             lines |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
     return lines
 
