@@ -194,7 +194,7 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     elif result.stop == "error":
         print(f"error: {result.error}", file=sys.stderr)
     elif result.stop != "done":
-        print(f"stopped: {result.messages[-1]['content']}", file=sys.stderr)
+        print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
 
 
 def _shown_path(path: Path) -> str:

@@ -305,3 +305,34 @@ def test_demo_quiet_prints_only_the_final_answer(tmp_path: Path) -> None:
     assert process.returncode == 0, process.stderr
     assert process.stdout.startswith("Fixed. `median` in stats.py averaged the wrong pair")
     assert "Thought" not in process.stdout
+
+
+def test_cli_says_why_a_run_stopped_on_format_errors(tmp_path: Path) -> None:
+    cassette = tmp_path / "rambling.jsonl"
+    reply = {
+        "content": [{"type": "text", "text": "I think I should look around."}],
+        "stop_reason": "end_turn",
+    }
+    rows = [{"format": "cassette/1", "provenance": "scripted"}] + [{"reply": reply}] * 3
+    cassette.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "v0_react_text",
+            "--model",
+            f"replay:{cassette}",
+            "--quiet",
+            "--workdir",
+            str(tmp_path),
+            "look around",
+        ],
+        cwd=tmp_path,
+        env=demo_environment(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert process.returncode == 1
+    assert "stopped after 3 format errors" in process.stderr
+    assert "Traceback" not in process.stderr
