@@ -52,7 +52,7 @@ class TimedModel:
     """Replays scripted replies and notes when each call starts."""
 
     def __init__(self, replies: list[Reply]) -> None:
-        self.replay = ReplayModel.from_replies(replies)
+        self.replay = ReplayModel(replies)
         self.name = "bench"
         self.calls: list[float] = []
 

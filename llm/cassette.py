@@ -101,22 +101,18 @@ def describe_difference(
 class ReplayModel:
     """A Model that answers from a cassette, in order, and never invents a reply."""
 
-    def __init__(self, path: str | Path, *, strict: bool = False) -> None:
-        self.path = Path(path)
-        self.header, self.entries = read_cassette(self.path)
+    def __init__(self, source: str | Path | list[Reply], *, strict: bool = False) -> None:
+        """Replay a cassette file, or a list of Reply objects held in memory (benchmarks)."""
+        if isinstance(source, list):
+            self.path = Path("memory")
+            self.header = {"format": FORMAT, "provenance": "scripted"}
+            self.entries = [{"reply": reply.to_dict()} for reply in source]
+        else:
+            self.path = Path(source)
+            self.header, self.entries = read_cassette(self.path)
         self.strict = strict
         self.turn = 0
         self.name = f"replay:{self.path}"
-
-    @classmethod
-    def from_replies(cls, replies: list[Reply], name: str = "replay:memory") -> ReplayModel:
-        """Build a replay from Reply objects in memory (benchmarks and experiments)."""
-        model = cls.__new__(cls)
-        model.path = Path(name)
-        model.header = {"format": FORMAT, "provenance": "scripted"}
-        model.entries = [{"reply": reply.to_dict()} for reply in replies]
-        model.strict, model.turn, model.name = False, 0, name
-        return model
 
     def complete(
         self,

@@ -20,7 +20,7 @@ def tool(call_id: str, name: str, **args) -> dict:
 
 
 def replay(*replies: tuple[list[dict], str]) -> ReplayModel:
-    return ReplayModel.from_replies(
+    return ReplayModel(
         [
             Reply(content, stop, Usage(100 * (n + 1), 10))
             for n, (content, stop) in enumerate(replies)
