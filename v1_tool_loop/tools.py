@@ -399,14 +399,14 @@ def argument_problem(schema: dict[str, Any], args: Any) -> str | None:
     return None
 
 
-def run_tool(
-    name: str, args: Any, workdir: str | Path, tools: list[dict[str, Any]] = TOOLS
-) -> ToolResult:
+SCHEMAS = {tool["name"]: tool for tool in TOOLS}
+
+
+def run_tool(name: str, args: Any, workdir: str | Path) -> ToolResult:
     """Check the call against its schema, run the handler, and turn any failure into text."""
-    schema = next((tool for tool in tools if tool["name"] == name), None)
-    if schema is None or name not in HANDLERS:
-        available = ", ".join(tool["name"] for tool in tools)
-        return ToolResult(f"unknown tool '{name}'. Available tools: {available}", True)
+    schema = SCHEMAS.get(name)
+    if schema is None:
+        return ToolResult(f"unknown tool '{name}'. Available tools: {', '.join(SCHEMAS)}", True)
     problem = argument_problem(schema, args)
     if problem:
         return ToolResult(f"{name}: {problem}. Expected: {describe_arguments(schema)}", True)
