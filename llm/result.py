@@ -36,21 +36,20 @@ def close_open_turn(messages: list[Message], note: str) -> None:
     then end on a short assistant message saying what happened.
     """
     last = messages[-1] if messages else None
+    pending: list[Block] = []
     if last and last["role"] == "assistant":
-        results = [
-            {"type": "tool_result", "tool_use_id": call["id"], "content": note, "is_error": True}
-            for call in tool_uses(last)
-        ]
-        if not results:
+        pending = tool_uses(last)
+        if not pending:
             return
-        messages.append({"role": "user", "content": results})
-    elif last and last["role"] == "user" and isinstance(last["content"], list):
+        last = {"role": "user", "content": []}
+        messages.append(last)
+    elif last and isinstance(last["content"], list):
         answered = {b.get("tool_use_id") for b in last["content"] if b["type"] == "tool_result"}
         asked = tool_uses(messages[-2]) if len(messages) > 1 else []
         pending = [call for call in asked if call["id"] not in answered]
-        last["content"].extend(
+    for call in pending:
+        last["content"].append(
             {"type": "tool_result", "tool_use_id": call["id"], "content": note, "is_error": True}
-            for call in pending
         )
     messages.append({"role": "assistant", "content": f"[{note}]"})
 
