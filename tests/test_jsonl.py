@@ -1,0 +1,50 @@
+"""The crash-safe JSON-lines file that chapter 4's sessions and memory logs share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from v4_memory import jsonl
+
+
+def test_records_come_back_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    for number in range(3):
+        jsonl.append(path, {"n": number, "text": "中文 ok"})
+    loaded = jsonl.load(path)
+    assert loaded.records == [{"n": n, "text": "中文 ok"} for n in range(3)]
+    assert loaded.problems == []
+    assert path.read_bytes().count(b"\n") == 3
+
+
+def test_a_torn_last_line_is_dropped_and_the_next_append_starts_fresh(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    jsonl.append(path, {"n": 1})
+    with path.open("ab") as file:
+        file.write(jsonl.encode({"n": 2, "text": "cut here"})[:9])  # a write killed halfway
+    loaded = jsonl.load(path)
+    assert loaded.records == [{"n": 1}]
+    assert loaded.problems == ["log.jsonl:2: torn last line dropped (9 bytes)"]
+
+    jsonl.append(path, {"n": 3})
+    loaded = jsonl.load(path)
+    assert loaded.records == [{"n": 1}, {"n": 3}]
+    assert loaded.problems == ["log.jsonl:2: undecodable line skipped (9 bytes)"]
+
+
+def test_a_bad_line_in_the_middle_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"n": 1}\n\xff\xfe garbage\n[1, 2]\n{"n": 2}\n')
+    loaded = jsonl.load(path)
+    assert loaded.records == [{"n": 1}, {"n": 2}]
+    assert loaded.problems == [
+        "log.jsonl:2: undecodable line skipped (10 bytes)",
+        "log.jsonl:3: not a JSON object, skipped",
+    ]
+
+
+def test_append_without_sync_writes_the_same_bytes(tmp_path: Path) -> None:
+    synced, unsynced = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    jsonl.append(synced, {"k": [1, 2]})
+    jsonl.append(unsynced, {"k": [1, 2]}, sync=False)
+    assert synced.read_bytes() == unsynced.read_bytes() == b'{"k":[1,2]}\n'
