@@ -1,0 +1,1 @@
+"""A small invoicing package; amounts are integers in cents everywhere."""
