@@ -24,16 +24,24 @@ from .errors import (
     ProviderUnavailable,
     RateLimited,
 )
+from .provider_http import (
+    attempts,
+    error_detail,
+    json_object,
+    request_timeout,
+    retry_count,
+    timed_out,
+    usage_from,
+)
 from .types import INVALID_JSON, Block, Message, Reply, Usage
 
-MAX_RETRIES = 4
-TIMEOUT_SECONDS = 120.0
 FINISH_REASONS = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
 }
+CHECK_BASE_URL = "is OPENAI_BASE_URL an OpenAI-compatible Chat Completions API?"
 
 
 class OpenAIModel:
@@ -51,13 +59,16 @@ class OpenAIModel:
             )
         self.name = f"openai:{model}"
         self.model = model
+        self.where = self.base_url or "api.openai.com"
+        self.timeout = request_timeout(self.base_url)
         self._sdk = openai
-        # Local servers need no key, but the SDK insists on one.
+        # Local servers need no key, but the SDK insists on one.  The SDK retries
+        # 408/409/429/5xx, timeouts and lost connections itself, with backoff.
         self._client = openai.OpenAI(
             api_key=api_key or "not-needed",
             base_url=self.base_url,
-            max_retries=MAX_RETRIES,
-            timeout=TIMEOUT_SECONDS,
+            max_retries=retry_count(),
+            timeout=self.timeout,
         )
 
     def complete(
@@ -81,34 +92,65 @@ class OpenAIModel:
         if stop:
             request["stop"] = stop
         try:
-            response = self._client.chat.completions.create(**request)
+            # The raw response: compatible servers vary, so we check the JSON ourselves
+            # rather than trust the SDK's objects built from whatever came.
+            response = self._client.chat.completions.with_raw_response.create(**request)
         except self._sdk.APIError as exc:
             raise self._translate(exc) from None
-        if not response.choices:
-            raise ModelError(f"{self.name} returned no choices; the server may be misconfigured")
-        choice = response.choices[0]
-        usage = response.usage
+        body = json_object(response.http_response, "OPENAI_BASE_URL", "often ending in /v1")
+        return self._reply(body)
+
+    def _reply(self, body: dict[str, Any]) -> Reply:
+        """A Chat Completions answer as a Reply, or a ModelError that says what is wrong."""
+        choices = body.get("choices")
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+            raise self._malformed("with no choices")
+        choice = choices[0]
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._malformed("with a choice with no message")
+        text = message.get("content")
+        if text is not None and not isinstance(text, str):
+            raise self._malformed("with message content that is not text")
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise self._malformed("with tool_calls that is not a list")
+        finish_reason = choice.get("finish_reason")
         return from_chat_message(
-            choice.message.content,
-            [
-                (call.id, call.function.name, call.function.arguments)
-                for call in choice.message.tool_calls or []
-            ],
-            choice.finish_reason,
-            Usage(
-                (usage.prompt_tokens or 0) if usage else 0,
-                (usage.completion_tokens or 0) if usage else 0,
-            ),
+            text,
+            [self._call(call) for call in calls],
+            finish_reason if isinstance(finish_reason, str) else None,
+            usage_from(body.get("usage"), "prompt_tokens", "completion_tokens"),
         )
+
+    def _call(self, call: Any) -> tuple[str | None, str, Any]:
+        """(id, name, arguments) of one tool call; without a name there is nothing to run."""
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not (isinstance(name, str) and name):
+            raise self._malformed(
+                "with a tool call that has no function name",
+                f"does the server support tool calls for '{self.model}'?",
+            )
+        call_id = call.get("id")
+        return (call_id if isinstance(call_id, str) else None, name, function.get("arguments"))
+
+    def _malformed(self, problem: str, check: str = CHECK_BASE_URL) -> ModelError:
+        return ModelError(f"{self.where} answered {problem}: {check}")
 
     def _translate(self, exc: Exception) -> ModelError:
         """Map the SDK's exception onto one of ours, with a message that says what to do."""
         sdk = self._sdk
-        detail = getattr(exc, "message", str(exc))
-        where = self.base_url or "api.openai.com"
+        detail = error_detail(exc)
+        where = self.where
         if isinstance(exc, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
             return AuthenticationFailed(
                 f"{where} refused the API key ({detail}). Check OPENAI_API_KEY."
+            )
+        if isinstance(exc, sdk.NotFoundError) and not isinstance(exc.body, dict):
+            return ModelError(
+                f"nothing answers at {exc.request.url} ({detail}): is OPENAI_BASE_URL the "
+                "API address (often ending in /v1)?"
             )
         if isinstance(exc, sdk.NotFoundError):
             return ModelNotFound(
@@ -117,7 +159,7 @@ class OpenAIModel:
             )
         if isinstance(exc, sdk.RateLimitError):
             return RateLimited(
-                f"{where} is rate limiting this key, still after {MAX_RETRIES} retries. "
+                f"{where} is rate limiting this key, still after {attempts(exc)}. "
                 "Wait a minute and run again."
             )
         body = json.dumps(getattr(exc, "body", None) or {}).lower() + detail.lower()
@@ -130,11 +172,13 @@ class OpenAIModel:
                 f"the conversation no longer fits {self.model}'s context window ({detail}). "
                 "Start a new session or give the agent a smaller task."
             )
+        if isinstance(exc, sdk.APITimeoutError):
+            return timed_out(where, self.base_url, self.timeout, exc)
         if isinstance(exc, (sdk.APIConnectionError, sdk.InternalServerError)) or (
             isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500
         ):
             return ProviderUnavailable(
-                f"no answer from {where} after {MAX_RETRIES} retries ({detail}). "
+                f"no answer from {where} after {attempts(exc)} ({detail}). "
                 "Is the server running and OPENAI_BASE_URL right?"
             )
         return ModelError(f"{where} rejected the request: {detail}")
@@ -209,27 +253,25 @@ def _result_text(content: str | list[Block]) -> str:
 
 def from_chat_message(
     text: str | None,
-    calls: list[tuple[str | None, str, str]],
+    calls: list[tuple[str | None, str, Any]],
     finish_reason: str | None,
     usage: Usage,
 ) -> Reply:
     """A Chat Completions answer -> canonical Reply.
 
-    `calls` are (id, name, arguments-as-JSON-text).  Arguments that are not valid JSON
-    are passed on under INVALID_JSON (`_invalid_json`), so the tool layer answers the model with an
-    error instead of the loop crashing.  Some local servers send no call ids, or say
-    "stop" while calling tools; both are repaired here.
+    `calls` are (id, name, arguments), the arguments as JSON text (see `tool_input`).
+    Some local servers send no call ids, or say "stop" while calling tools; both are
+    repaired here.
     """
     content: list[Block] = [{"type": "text", "text": text}] if text else []
     for index, (call_id, name, arguments) in enumerate(calls):
-        try:
-            parsed = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
-            parsed = {INVALID_JSON: arguments}
-        if not isinstance(parsed, dict):
-            parsed = {INVALID_JSON: arguments}
         content.append(
-            {"type": "tool_use", "id": call_id or f"call_{index}", "name": name, "input": parsed}
+            {
+                "type": "tool_use",
+                "id": call_id or f"call_{index}",
+                "name": name,
+                "input": tool_input(arguments),
+            }
         )
     stop_reason = FINISH_REASONS.get(finish_reason or "stop", "end_turn")
     if calls:
@@ -237,3 +279,24 @@ def from_chat_message(
     elif stop_reason == "tool_use":  # "tool_calls" with no calls: nothing to run, so it ended
         stop_reason = "end_turn"
     return Reply(content=content, stop_reason=stop_reason, usage=usage)
+
+
+def tool_input(arguments: Any) -> dict[str, Any]:
+    """A tool call's arguments as a dict.
+
+    The model writes them as JSON text; arguments that are not a JSON object are passed
+    on under INVALID_JSON (`_invalid_json`), so the tool layer answers the model with an
+    error instead of the loop crashing.  A few servers send an object instead of the
+    text: its meaning is the same, so it is taken as it is.
+    """
+    if isinstance(arguments, dict):
+        return arguments
+    if not arguments:  # None or "": a tool called with no arguments
+        return {}
+    if not isinstance(arguments, str):
+        return {INVALID_JSON: json.dumps(arguments)}
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {INVALID_JSON: arguments}

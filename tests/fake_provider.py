@@ -10,7 +10,9 @@ answers (status, JSON body, headers) and afterwards reads what the server receiv
 
 Two routes are served: `POST /v1/messages` (Anthropic Messages) and
 `POST /v1/chat/completions` (OpenAI Chat Completions).  Answers are handed out in
-the order they were queued, whatever the route.
+the order they were queued, whatever the route.  Broken servers can be played too:
+a raw text body with its own content type (a proxy's HTML login page), or
+`server.never_answer()`, a request that is read and then left without a reply.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ _ids = count(1)
 
 @dataclass
 class Scripted:
-    """One answer the server will give: status code, JSON body (or raw text) and headers."""
+    """One answer the server will give: status code, JSON body (or raw text) and headers,
+    which may replace the default `content-type: application/json`."""
 
     status: int
     body: Any
@@ -57,6 +60,10 @@ class Received:
     body: Any
 
 
+# The answer of a server that reads the request and never replies (see never_answer).
+SILENCE = Scripted(0, None)
+
+
 class FakeProvider:
     """A loopback HTTP server that answers from a queue and records every request."""
 
@@ -64,6 +71,7 @@ class FakeProvider:
         self.requests: list[Received] = []
         self._answers: deque[Scripted] = deque()
         self._lock = threading.Lock()
+        self._released = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         # A short poll interval lets stop() return at once instead of after 0.5 s.
         self._thread = threading.Thread(
@@ -81,6 +89,7 @@ class FakeProvider:
         return self
 
     def stop(self) -> None:
+        self._released.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -89,8 +98,9 @@ class FakeProvider:
 
     def queue(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
         """Queue any answer; the next request to either route gets it."""
+        lowered = {name.lower(): value for name, value in (headers or {}).items()}
         with self._lock:
-            self._answers.append(Scripted(status, body, dict(headers or {})))
+            self._answers.append(Scripted(status, body, lowered))
 
     def reply(self, body: dict[str, Any]) -> None:
         """Queue a 200 with a success body (see the body builders below)."""
@@ -101,6 +111,12 @@ class FakeProvider:
     ) -> None:
         """Queue an error answer that the SDK, if it retries, retries after 1 ms."""
         self.queue(status, body, {**RETRY_FAST, **(headers or {})})
+
+    def never_answer(self, times: int = 1) -> None:
+        """Queue `times` requests that are read and recorded but never answered, like a hung
+        server: the client waits until its own timeout."""
+        with self._lock:
+            self._answers.extend([SILENCE] * times)
 
     @property
     def pending(self) -> int:
@@ -144,15 +160,21 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 body=body,
             )
             answer = provider._answer(received)
+            if answer is SILENCE:
+                provider._released.wait()  # until stop(): the client must time out first
+                return
             payload = (
                 answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
             ).encode("utf-8")
-            self.send_response(answer.status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
             request_id_header = "request-id" if received.path == ANTHROPIC_PATH else "x-request-id"
-            self.send_header(request_id_header, f"req_fake_{next(_ids):04d}")
-            for name, value in answer.headers.items():
+            headers = {
+                "content-type": "application/json",
+                "content-length": str(len(payload)),
+                request_id_header: f"req_fake_{next(_ids):04d}",
+                **answer.headers,
+            }
+            self.send_response(answer.status)
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)

@@ -9,6 +9,10 @@ is fake; the SDKs parse, retry and raise for real.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +24,10 @@ import llm
 from llm import Reply, RunResult, Usage
 from llm.anthropic_model import AnthropicModel
 from llm.cassette import RecordingModel, ReplayModel, read_cassette
-from llm.openai_model import MAX_RETRIES, OpenAIModel
+from llm.openai_model import OpenAIModel
+from llm.provider_http import DEFAULT_RETRIES, HOSTED_TIMEOUT, LOCAL_TIMEOUT, is_local
 from tests.fake_provider import (
+    NO_RETRY,
     FakeProvider,
     Received,
     anthropic_error,
@@ -36,6 +42,7 @@ from tests.fake_provider import (
 from v1_tool_loop import agent
 from v1_tool_loop.tools import TOOLS
 
+REPO = Path(__file__).resolve().parent.parent
 PROVIDERS = ["anthropic", "openai"]
 HELLO = [{"role": "user", "content": "hello"}]
 
@@ -490,27 +497,73 @@ def test_one_retryable_error_then_success(
     assert retry_counts == ["0", "1"]
 
 
-def test_429_every_time_is_rate_limited_after_the_sdk_retries(
-    provider: str, model: Any, fake_provider: FakeProvider
+def adapter(provider: str, base_url: str) -> Any:
+    """A fresh adapter for `base_url`, built after a test has set AGENT_TIMEOUT or AGENT_RETRIES."""
+    if provider == "anthropic":
+        return AnthropicModel("claude-test", api_key="sk-ant-test", base_url=base_url)
+    return OpenAIModel("gpt-test", api_key="sk-test", base_url=base_url + "/v1")
+
+
+def test_429_every_time_is_rate_limited_after_the_attempts_really_made(
+    provider: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for _ in range(MAX_RETRIES + 1):
+    monkeypatch.setenv("AGENT_RETRIES", "2")
+    model = adapter(provider, fake_provider.url)
+    for _ in range(3):
         fake_provider.fail(429, ERROR_BODIES[provider]["rate"])
 
-    with pytest.raises(llm.RateLimited, match="Wait a minute"):
+    with pytest.raises(llm.RateLimited, match="after 3 attempts.*Wait a minute"):
         model.complete("sys", HELLO)
-    assert len(fake_provider.requests) == MAX_RETRIES + 1
+    assert len(fake_provider.requests) == 3
     assert fake_provider.pending == 0
 
 
-def test_5xx_every_time_is_provider_unavailable(
+def test_the_default_retry_count_applies(
     provider: str, model: Any, fake_provider: FakeProvider
 ) -> None:
-    for _ in range(MAX_RETRIES + 1):
+    for _ in range(DEFAULT_RETRIES + 1):
+        fake_provider.fail(429, ERROR_BODIES[provider]["rate"])
+
+    with pytest.raises(llm.RateLimited, match=f"after {DEFAULT_RETRIES + 1} attempts"):
+        model.complete("sys", HELLO)
+    assert len(fake_provider.requests) == DEFAULT_RETRIES + 1
+
+
+def test_the_count_is_of_requests_sent_not_of_retries_allowed(
+    provider: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_RETRIES", "4")
+    model = adapter(provider, fake_provider.url)
+    fake_provider.fail(429, ERROR_BODIES[provider]["rate"])
+    # The server tells the SDK not to retry again, so only 2 of the 5 allowed are made.
+    fake_provider.fail(429, ERROR_BODIES[provider]["rate"], NO_RETRY)
+
+    with pytest.raises(llm.RateLimited, match="after 2 attempts"):
+        model.complete("sys", HELLO)
+    assert len(fake_provider.requests) == 2
+
+
+def test_an_error_that_is_not_retried_says_one_attempt(
+    provider: str, model: Any, fake_provider: FakeProvider
+) -> None:
+    fake_provider.fail(503, ERROR_BODIES[provider]["server"], NO_RETRY)
+
+    with pytest.raises(llm.ProviderUnavailable, match="after 1 attempt[^s]"):
+        model.complete("sys", HELLO)
+    assert len(fake_provider.requests) == 1
+
+
+def test_5xx_every_time_is_provider_unavailable(
+    provider: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_RETRIES", "2")
+    model = adapter(provider, fake_provider.url)
+    for _ in range(3):
         fake_provider.fail(503, ERROR_BODIES[provider]["server"])
 
-    with pytest.raises(llm.ProviderUnavailable, match="127.0.0.1"):
+    with pytest.raises(llm.ProviderUnavailable, match="127.0.0.1.*after 3 attempts"):
         model.complete("sys", HELLO)
-    assert len(fake_provider.requests) == MAX_RETRIES + 1
+    assert len(fake_provider.requests) == 3
 
 
 def test_anthropic_overloaded_529_is_retried_like_a_5xx(
@@ -580,13 +633,365 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("fast_backoff")
 def test_connection_refused_is_provider_unavailable(provider: str) -> None:
     url = closed_port_url()
-    if provider == "anthropic":
-        model: Any = AnthropicModel("claude-test", api_key="sk-ant-test", base_url=url)
-    else:
-        model = OpenAIModel("gpt-test", api_key="sk-test", base_url=url + "/v1")
 
-    with pytest.raises(llm.ProviderUnavailable, match=url.replace(".", r"\.")):
+    with pytest.raises(llm.ProviderUnavailable, match=url.replace(".", r"\.")) as caught:
+        adapter(provider, url).complete("sys", HELLO)
+    assert f"after {DEFAULT_RETRIES + 1} attempts" in str(caught.value)
+
+
+# --- timeouts and retries: AGENT_TIMEOUT, AGENT_RETRIES -----------------------------------
+
+
+@pytest.mark.usefixtures("fast_backoff")
+def test_a_server_that_never_answers_fails_after_the_set_timeout_and_attempts(
+    provider: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_TIMEOUT", "0.2")
+    monkeypatch.setenv("AGENT_RETRIES", "1")
+    model = adapter(provider, fake_provider.url)
+    fake_provider.never_answer(times=2)
+
+    started = time.monotonic()
+    with pytest.raises(llm.ProviderUnavailable) as caught:
         model.complete("sys", HELLO)
+
+    assert time.monotonic() - started < 2
+    message = str(caught.value)
+    assert "0.2 s (AGENT_TIMEOUT)" in message
+    assert "2 attempts" in message
+    assert len(fake_provider.requests) == 2
+    assert fake_provider.requests[0].body == fake_provider.requests[1].body
+
+
+@pytest.mark.usefixtures("fast_backoff")
+def test_no_retries_means_one_request(
+    provider: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_TIMEOUT", "0.2")
+    monkeypatch.setenv("AGENT_RETRIES", "0")
+    model = adapter(provider, fake_provider.url)
+    fake_provider.never_answer()
+
+    with pytest.raises(llm.ProviderUnavailable, match="1 attempt[^s]"):
+        model.complete("sys", HELLO)
+    assert len(fake_provider.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("base_url", "local"),
+    [
+        (None, False),  # the provider's own API
+        ("https://api.deepseek.com/v1", False),
+        ("https://8.8.8.8/v1", False),
+        ("http://localhost:11434/v1", True),
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://192.168.1.20:1234/v1", True),
+        ("http://10.0.0.5:8000/v1", True),
+        ("http://ollama:11434/v1", True),  # a name without a dot: a Docker service, say
+    ],
+)
+def test_local_servers_are_told_from_hosted_ones(base_url: str | None, local: bool) -> None:
+    assert is_local(base_url) is local
+
+
+def test_local_servers_get_the_longer_default_timeout(provider: str) -> None:
+    hosted = adapter(provider, "https://llm.example.com")
+    local = adapter(provider, "http://localhost:11434")
+
+    assert hosted._client.timeout == HOSTED_TIMEOUT
+    assert local._client.timeout == LOCAL_TIMEOUT
+    assert HOSTED_TIMEOUT * (DEFAULT_RETRIES + 1) <= 125  # a dead hosted API fails in ~2 min
+    assert LOCAL_TIMEOUT > HOSTED_TIMEOUT
+
+
+def test_settings_from_the_environment_reach_the_sdk(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_TIMEOUT", "12.5")
+    monkeypatch.setenv("AGENT_RETRIES", "3")
+
+    model = adapter(provider, "http://localhost:11434")
+
+    assert (model._client.timeout, model._client.max_retries) == (12.5, 3)
+
+
+def test_an_empty_setting_counts_as_unset(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_TIMEOUT", "")  # as `AGENT_TIMEOUT=` in a .env file leaves it
+    monkeypatch.setenv("AGENT_RETRIES", " ")
+
+    model = adapter(provider, "https://llm.example.com")
+
+    assert (model._client.timeout, model._client.max_retries) == (HOSTED_TIMEOUT, DEFAULT_RETRIES)
+
+
+@pytest.mark.parametrize(
+    ("doc", "timeouts", "retries"),
+    [
+        ("README.md", "(default {hosted:g}; {local:g} for", "(default {retries})"),
+        (".env.example", "(default {hosted:g}; {local:g} for", "(default {retries})"),
+        (
+            "llm/README.md",
+            "`HOSTED_TIMEOUT = {hosted:g}`, or `LOCAL_TIMEOUT = {local:g}`",
+            "= {retries}`",
+        ),
+    ],
+)
+def test_the_documented_defaults_are_the_code_s(doc: str, timeouts: str, retries: str) -> None:
+    text = " ".join((REPO / doc).read_text(encoding="utf-8").split())
+    figures = {"hosted": HOSTED_TIMEOUT, "local": LOCAL_TIMEOUT, "retries": DEFAULT_RETRIES}
+
+    assert timeouts.format(**figures) in text
+    assert retries.format(**figures) in text
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("AGENT_TIMEOUT", "soon"),
+        ("AGENT_TIMEOUT", "-5"),
+        ("AGENT_TIMEOUT", "0"),
+        ("AGENT_TIMEOUT", "nan"),
+        ("AGENT_RETRIES", "-1"),
+        ("AGENT_RETRIES", "1.5"),
+        ("AGENT_RETRIES", "two"),
+    ],
+)
+def test_an_invalid_setting_is_one_line_naming_the_variable(
+    provider: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    monkeypatch.setenv(name, value)
+
+    with pytest.raises(llm.ModelError, match=f"^{name} must be") as caught:
+        adapter(provider, "https://llm.example.com")
+    assert repr(value) in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+# --- broken answers: a 200 that is not a reply ----------------------------------------------
+
+BASE_URL_VARIABLE = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+LOGIN_PAGE = (
+    "<!DOCTYPE html>\n<html>\n<head><title>Sign in</title></head>\n"
+    '<body><form action="/login">Please sign in to continue</form></body>\n</html>\n'
+)
+
+
+def model_error(model: Any) -> str:
+    """The message of the ModelError that `model.complete` raises; it must be one line."""
+    with pytest.raises(llm.ModelError) as caught:
+        model.complete("sys", HELLO)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "application/json"])
+def test_an_html_page_says_to_check_the_base_url(
+    provider: str, model: Any, fake_provider: FakeProvider, content_type: str
+) -> None:
+    # A proxy's login page, sent with its own content type or (misconfigured) as JSON.
+    fake_provider.queue(200, LOGIN_PAGE, {"content-type": content_type})
+
+    message = model_error(model)
+
+    assert "answered with HTML, not JSON" in message
+    assert f"is {BASE_URL_VARIABLE[provider]} the API address" in message
+    assert fake_provider.url in message
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('{"id": "reply_01", "content": [{"type": "te', "broken JSON"),
+        ("", "an empty body"),
+        ("[]", "JSON that is not an object"),
+        ('{"error": {"message": "quota exceeded for this key"}}', "quota exceeded for this key"),
+        ('{"error": "upstream model is loading"}', "upstream model is loading"),
+    ],
+)
+def test_a_200_body_that_is_not_a_reply_is_a_model_error(
+    provider: str, model: Any, fake_provider: FakeProvider, body: str, expected: str
+) -> None:
+    fake_provider.queue(200, body)
+
+    message = model_error(model)
+
+    assert expected in message
+    assert BASE_URL_VARIABLE[provider] in message or "error" in message
+
+
+def chat_reply(message: Any) -> dict[str, Any]:
+    """A chat.completion body whose one choice carries `message` as given."""
+    return {"id": "chatcmpl-1", "choices": [{"index": 0, "message": message}]}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"id": "chatcmpl-1", "object": "chat.completion"}, "with no choices"),
+        ({"id": "chatcmpl-1", "choices": []}, "with no choices"),
+        ({"id": "chatcmpl-1", "choices": ["hello"]}, "with no choices"),
+        (chat_reply(None), "a choice with no message"),
+        (chat_reply({"role": "assistant", "content": {"text": "hi"}}), "content that is not text"),
+        (chat_reply({"role": "assistant", "tool_calls": "bash"}), "tool_calls that is not a list"),
+        (
+            chat_reply(
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "call_1", "function": {"arguments": "{}"}}],
+                }
+            ),
+            "a tool call that has no function name",
+        ),
+    ],
+)
+def test_openai_answers_of_the_wrong_shape_are_model_errors(
+    fake_provider: FakeProvider, openai_model: OpenAIModel, body: dict[str, Any], expected: str
+) -> None:
+    fake_provider.reply(body)
+
+    message = model_error(openai_model)
+
+    assert expected in message
+    assert fake_provider.url in message
+
+
+def test_openai_arguments_sent_as_an_object_and_partial_usage_are_accepted(
+    fake_provider: FakeProvider, openai_model: OpenAIModel
+) -> None:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "bash", "arguments": {"command": "ls"}},
+    }
+    fake_provider.reply(
+        {
+            "id": "chatcmpl-1",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                }
+            ],
+            "usage": {"prompt_tokens": 40, "completion_tokens": None},
+        }
+    )
+
+    reply = openai_model.complete("sys", HELLO, tools=TOOLS)
+
+    assert reply == Reply([tool_use("call_1", "bash", {"command": "ls"})], "tool_use", Usage(40, 0))
+
+
+def anthropic_with(**fields: Any) -> dict[str, Any]:
+    """A Messages body saying "hi", with `fields` replaced; a field set to OMIT is left out."""
+    body = anthropic_message(text("hi")) | fields
+    return {key: value for key, value in body.items() if value is not OMIT}
+
+
+OMIT = object()
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"content": None}, "without a list of content blocks"),
+        ({"content": "hi"}, "without a list of content blocks"),
+        ({"content": [{"text": "hi"}]}, "a content block with no type"),
+        ({"content": [{"type": "text", "text": None}]}, "a text block with no text"),
+        ({"content": [{"type": "tool_use", "id": "toolu_1", "input": {}}]}, "a tool_use block"),
+        ({"content": [tool_use("toolu_1", "bash", {}) | {"input": "ls"}]}, "a tool_use block"),
+    ],
+)
+def test_anthropic_answers_of_the_wrong_shape_are_model_errors(
+    fake_provider: FakeProvider, anthropic_model: AnthropicModel, fields: dict, expected: str
+) -> None:
+    fake_provider.reply(anthropic_with(**fields))
+
+    message = model_error(anthropic_model)
+
+    assert expected in message
+    assert "ANTHROPIC_BASE_URL" in message
+
+
+def test_anthropic_unknown_blocks_are_left_out_and_missing_usage_is_zero(
+    fake_provider: FakeProvider, anthropic_model: AnthropicModel
+) -> None:
+    thinking = {"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"}
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    fake_provider.reply(anthropic_with(content=[thinking, text("hi"), search], usage=OMIT))
+
+    reply = anthropic_model.complete("sys", HELLO)
+
+    assert reply == Reply([text("hi")], "end_turn", Usage(0, 0))
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        ([text("done")], "end_turn"),
+        ([text("checking"), tool_use("toolu_1", "bash", {"command": "ls"})], "tool_use"),
+    ],
+)
+@pytest.mark.parametrize("stop_reason", [OMIT, None, "tool_calls"])
+def test_anthropic_missing_or_unknown_stop_reason_is_read_from_the_blocks(
+    fake_provider: FakeProvider,
+    anthropic_model: AnthropicModel,
+    blocks: list[dict[str, Any]],
+    expected: str,
+    stop_reason: Any,
+) -> None:
+    fake_provider.reply(anthropic_with(content=blocks, stop_reason=stop_reason))
+
+    assert anthropic_model.complete("sys", HELLO).stop_reason == expected
+
+
+def test_a_404_that_is_not_a_json_error_says_to_check_the_base_url(
+    provider: str, model: Any, fake_provider: FakeProvider
+) -> None:
+    # A web server at the wrong address (Ollama without /v1 says this) rather than a missing model.
+    fake_provider.queue(404, "404 page not found", {"content-type": "text/plain", **NO_RETRY})
+
+    with pytest.raises(llm.ModelError, match=f"{BASE_URL_VARIABLE[provider]}") as caught:
+        model.complete("sys", HELLO)
+    assert "no model" not in str(caught.value)
+
+
+def test_an_html_error_page_is_named_not_quoted(
+    provider: str, model: Any, fake_provider: FakeProvider
+) -> None:
+    fake_provider.queue(502, LOGIN_PAGE, {"content-type": "text/html", **NO_RETRY})
+
+    message = model_error(model)
+
+    assert "HTML" in message
+    assert "<form" not in message
+
+
+def test_a_broken_answer_ends_the_turn_not_the_interactive_session(
+    fake_provider: FakeProvider, tmp_path: Path
+) -> None:
+    fake_provider.queue(200, LOGIN_PAGE, {"content-type": "text/html"})
+    fake_provider.reply(openai_completion("Still here."))
+    environment = os.environ | {
+        "OPENAI_BASE_URL": fake_provider.url + "/v1",
+        "AGENT_MODEL": "openai:gpt-test",
+    }
+
+    session = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--workdir", str(tmp_path)],
+        input="hello\nare you there?\n/exit\n",
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+
+    assert session.returncode == 0, session.stderr
+    assert "Traceback" not in session.stderr
+    assert "answered with HTML, not JSON" in session.stdout + session.stderr
+    assert "Still here." in session.stdout
+    assert len(fake_provider.requests) == 2
 
 
 # --- record a live run, replay it offline -------------------------------------------------
