@@ -132,6 +132,9 @@ def bm25_term(weight: float, count: int, length: int, average_length: float) -> 
         B  "Tests must pass"            test must pass                3 tokens
         C  "用户喜欢咖啡"                 6 characters + 5 pairs       11 tokens
 
+    >>> [len(tokenize(m)) for m in ("Run tests with pytest", "Tests must pass", "用户喜欢咖啡")]
+    [4, 3, 11]
+
     The average length is 18 / 3 = 6.  The query "pytest tests" has the terms
     `pytest` (in A only) and `test` (in A and B):
 
@@ -292,7 +295,7 @@ class MemoryStore:
 
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""
-        if memory_id not in self.memories:
+        if not isinstance(memory_id, str) or memory_id not in self.memories:
             raise KeyError(
                 f"no memory with id {memory_id!r} (never stored, or already forgotten); "
                 "search first to see the ids"
