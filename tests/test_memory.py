@@ -214,13 +214,15 @@ def test_a_torn_daily_log_still_loads(tmp_path: Path) -> None:
     log = tmp_path / "memory" / "2026-11-30.jsonl"
     with log.open("ab") as file:
         file.write(b'{"kind": "not a memory"}\n')
+        file.write(log.read_bytes().splitlines(keepends=True)[0])  # the same id again
         file.write(jsonl.encode({"id": "m-20261130-0002", "text": "cut"})[:15])  # killed midway
 
     reopened = store_at(tmp_path)
     assert [hit.text for hit in reopened.search("staging")] == ["Staging deploys from main."]
     assert reopened.problems == [
-        "2026-11-30.jsonl:3: torn last line dropped (15 bytes)",
+        "2026-11-30.jsonl:4: torn last line dropped (15 bytes)",
         "2026-11-30.jsonl: not a memory or forget record, skipped: {'kind': 'not a memory'}",
+        "2026-11-30.jsonl: id m-20261130-0001 appears twice, second skipped",
     ]
     added = reopened.add("Production deploys need two approvals.", "decision")
     assert [hit.id for hit in store_at(tmp_path).search("approvals")] == [added]
