@@ -1,0 +1,432 @@
+"""Chapter 4's long-term memory: tokens, BM25 ranking, daily logs, recall in two languages."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import re
+import shutil
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from v4_memory import jsonl, memory
+from v4_memory.memory import (
+    CATEGORIES,
+    MEMORY_TOOLS,
+    InvertedIndex,
+    MemoryStore,
+    render_hits,
+    tokenize,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data" / "memory_bilingual.jsonl"
+
+
+class Clock:
+    """A clock the test moves by hand, so ids and log files do not depend on today."""
+
+    def __init__(self, start: str = "2026-11-30T09:00:00+01:00") -> None:
+        self.now = datetime.fromisoformat(start)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def next_day(self) -> None:
+        self.now += timedelta(days=1)
+
+
+def store_at(root: Path, clock: Clock | None = None) -> MemoryStore:
+    return MemoryStore(root, sync=False, clock=clock or Clock())
+
+
+# --- Tokens ------------------------------------------------------------------------------
+
+
+def test_english_words_are_lower_cased_split_and_made_singular() -> None:
+    assert tokenize("Tests, LIBRARIES & classes: the User's status!") == [
+        "test",
+        "library",
+        "class",
+        "the",
+        "user",
+        "status",
+    ]
+    assert tokenize("snake_case v2 3.11 ＡＰＩ branches redis") == [
+        "snake",
+        "case",
+        "v2",
+        "3",
+        "11",
+        "api",
+        "branch",
+        "redis",
+    ]
+
+
+def test_chinese_gives_characters_and_neighbouring_pairs() -> None:
+    assert tokenize("喝咖啡。") == ["喝", "咖", "啡", "喝咖", "咖啡"]
+    assert tokenize("咖") == ["咖"]
+
+
+def test_mixed_text_keeps_each_script_apart() -> None:
+    assert tokenize("用 pytest 跑测试，Docker镜像") == [
+        "用",
+        "pytest",
+        "跑",
+        "测",
+        "试",
+        "跑测",
+        "测试",
+        "docker",
+        "镜",
+        "像",
+        "镜像",
+    ]
+
+
+def test_the_worked_examples_in_the_docstrings_hold() -> None:
+    assert doctest.testmod(memory).failed == 0
+
+
+# --- Adding, deduplicating, forgetting ---------------------------------------------------
+
+
+def test_ids_name_the_day_and_the_place_in_its_log(tmp_path: Path) -> None:
+    clock = Clock()
+    store = store_at(tmp_path, clock)
+    assert store.add("Uses Neovim.", "tool") == "m-20261130-0001"
+    assert store.add("Prefers tabs.", "preference") == "m-20261130-0002"
+    clock.next_day()
+    assert store.add("Deploys on Fridays are frozen.", "decision") == "m-20261201-0001"
+    assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == [
+        "2026-11-30.jsonl",
+        "2026-12-01.jsonl",
+    ]
+    first = jsonl.load(tmp_path / "memory" / "2026-11-30.jsonl").records[0]
+    assert first == {
+        "id": "m-20261130-0001",
+        "ts": "2026-11-30T09:00:00+01:00",
+        "category": "tool",
+        "text": "Uses Neovim.",
+    }
+
+
+def test_an_exact_or_near_duplicate_returns_the_stored_id(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    first = store.add("User prefers tabs.", "preference")
+    assert store.add("User prefers tabs.", "preference") == first
+    assert store.add("  user PREFERS tab ", "preference") == first  # case, spacing, plural
+    assert store.add("Tabs: the user prefers.", "note") != first  # "the" is a new term
+    coffee = store.add("用户喜欢喝咖啡。")
+    assert store.add("用户喜欢喝咖啡") == coffee
+    assert len(store) == 3
+    log = jsonl.load(tmp_path / "memory" / "2026-11-30.jsonl").records
+    assert [record["text"] for record in log] == [
+        "User prefers tabs.",
+        "Tabs: the user prefers.",
+        "用户喜欢喝咖啡。",
+    ]
+
+
+def test_texts_that_differ_in_a_number_or_word_order_are_different_facts(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    assert store.add("The API listens on port 8080.") != store.add("The API listens on port 8081.")
+    assert store.add("喜欢咖啡") != store.add("咖啡喜欢")  # same characters, other pairs
+
+
+def test_a_forgotten_memory_never_comes_back(tmp_path: Path) -> None:
+    clock = Clock()
+    store = store_at(tmp_path, clock)
+    coffee = store.add("用户喜欢喝咖啡", "preference")
+    store.add("The user drinks tea in the afternoon.", "preference")
+    clock.next_day()
+    store.forget(coffee)  # recorded in the next day's log
+    assert [hit.id for hit in store.search("咖啡")] == []
+
+    reopened = store_at(tmp_path, clock)
+    assert coffee not in reopened.memories
+    assert reopened.search("咖啡") == []
+    assert len(reopened) == 1
+
+    again = reopened.add("用户喜欢喝咖啡", "preference")
+    assert again != coffee  # stored afresh under a new id; the old id stays retired
+    assert [hit.id for hit in store_at(tmp_path, clock).search("咖啡")] == [again]
+
+
+def test_forgetting_an_unknown_id_says_so(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    kept = store.add("Uses uv.", "tool")
+    store.forget(kept)
+    for memory_id in (kept, "m-20990101-0001"):
+        with pytest.raises(KeyError, match=f"no memory with id '{memory_id}'"):
+            store.forget(memory_id)
+
+
+def test_a_new_store_on_the_same_root_sees_everything_and_continues_the_ids(
+    tmp_path: Path,
+) -> None:
+    store = store_at(tmp_path)
+    for text in ["Uses Neovim as editor.", "Prefers pytest over unittest.", "订单服务用 Java 写的"]:
+        store.add(text, "tool")
+    store.forget("m-20261130-0002")
+    reopened = store_at(tmp_path)
+    assert reopened.memories == store.memories
+    assert reopened.problems == []
+    for query in ["editor", "pytest", "订单 Java"]:
+        assert reopened.search(query) == store.search(query)
+    assert reopened.add("Formats with ruff.", "tool") == "m-20261130-0004"  # 0002 not reused
+
+
+def test_search_does_not_read_the_logs(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    store.add("Local Postgres runs on port 5433.", "project")
+    shutil.rmtree(tmp_path / "memory")
+    assert [hit.text for hit in store.search("postgres port")] == [
+        "Local Postgres runs on port 5433."
+    ]
+
+
+def test_the_index_updated_in_place_ranks_like_one_built_afresh(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    texts = [line["text"] for line in dataset() if line["kind"] == "memory"]
+    ids = [store.add(text, "note") for text in texts]
+    for memory_id in ids[::3]:  # forget a third, spread across the store
+        store.forget(memory_id)
+    store.add("Neovim 和 VS Code 都用，主要是 Neovim。", "tool")
+
+    fresh = InvertedIndex()
+    for memory_id, record in store.memories.items():
+        fresh.add(memory_id, tokenize(record["text"]))
+    assert store.index.postings == fresh.postings
+    assert store.index.total_length == fresh.total_length
+    for query in [line["text"] for line in dataset() if line["kind"] == "query"]:
+        assert store.index.search(tokenize(query), 5) == fresh.search(tokenize(query), 5)
+
+
+def test_a_torn_daily_log_still_loads(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    store.add("Staging deploys from main.", "project")
+    log = tmp_path / "memory" / "2026-11-30.jsonl"
+    with log.open("ab") as file:
+        file.write(b'{"kind": "not a memory"}\n')
+        file.write(log.read_bytes().splitlines(keepends=True)[0])  # the same id again
+        file.write(jsonl.encode({"id": "m-20261130-0002", "text": "cut"})[:15])  # killed midway
+
+    reopened = store_at(tmp_path)
+    assert [hit.text for hit in reopened.search("staging")] == ["Staging deploys from main."]
+    assert reopened.problems == [
+        "2026-11-30.jsonl:4: torn last line dropped (15 bytes)",
+        "2026-11-30.jsonl: not a memory or forget record, skipped: {'kind': 'not a memory'}",
+        "2026-11-30.jsonl: id m-20261130-0001 appears twice, second skipped",
+    ]
+    added = reopened.add("Production deploys need two approvals.", "decision")
+    assert [hit.id for hit in store_at(tmp_path).search("approvals")] == [added]
+
+
+def test_memory_md_is_read_but_not_searched(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    assert store.read_memory_md() == ""
+    (tmp_path / "MEMORY.md").write_text("# About me\nI answer in English.\n", encoding="utf-8")
+    assert store.read_memory_md() == "# About me\nI answer in English.\n"
+    assert store.search("english") == []
+
+
+# --- Ranking -------------------------------------------------------------------------------
+
+
+def test_a_chinese_query_finds_the_memory_that_holds_its_word(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    coffee = store.add("用户喜欢喝咖啡", "preference")
+    curry = store.add("午饭常吃咖喱饭", "note")
+    store.add("用户喜欢喝茶", "preference")
+    hits = store.search("咖啡")
+    assert [hit.id for hit in hits] == [coffee, curry]  # the pair 咖啡 outranks the lone 咖
+    assert hits[0].score > 2 * hits[1].score
+
+
+def test_the_rarer_term_decides(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    for text in [
+        "Tests first, tests always: tests before code.",
+        "Write tests.",
+        "Tests run in CI.",
+    ]:
+        store.add(text)
+    pytest_memory = store.add("Use pytest.", "tool")
+    best = store.search("pytest tests")[0]
+    assert (best.id, best.text, best.category) == (pytest_memory, "Use pytest.", "tool")
+
+
+def test_a_match_in_a_short_memory_counts_more_than_in_a_long_one(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    short = store.add("Uses pytest.", "tool")
+    store.add("Uses pytest for unit tests, integration tests and the nightly suite.", "tool")
+    assert store.search("pytest")[0].id == short
+
+
+def test_a_repeated_query_term_counts_once(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    store.add("Use pytest.", "tool")
+    store.add("Tests run in CI.", "project")
+    assert store.search("pytest pytest pytest tests") == store.search("pytest tests")
+
+
+def test_k_limits_the_hits_and_a_query_with_no_shared_term_finds_nothing(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    assert store.search("anything") == []  # empty store
+    for number in range(6):
+        store.add(f"Service {number} uses Postgres.", "project")
+    store.add("用户喜欢喝咖啡", "preference")
+    assert len(store.search("postgres")) == 5
+    assert len(store.search("postgres", k=2)) == 2
+    assert len(store.search("postgres", k=50)) == 6
+    assert store.search("kubernetes helm") == []
+    assert store.search("") == []
+    assert store.search("?!") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "message"),
+    [
+        ("", "note", "memory text is empty"),
+        ("   \n", "note", "memory text is empty"),
+        (None, "note", "memory text must be a string, got NoneType"),
+        ("Uses uv.", "secret", "unknown category 'secret'; use one of preference, project"),
+        ("Uses uv.", None, "unknown category None"),
+        ("?!", "note", "has no words to find it by"),
+    ],
+)
+def test_bad_input_to_add_is_refused_with_a_readable_line(
+    tmp_path: Path, text: object, category: object, message: str
+) -> None:
+    store = store_at(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(message)) as raised:
+        store.add(text, category)  # type: ignore[arg-type]
+    assert "\n" not in str(raised.value)
+    assert not (tmp_path / "memory").exists()  # nothing was written
+
+
+@pytest.mark.parametrize(
+    ("query", "k", "message"),
+    [
+        (None, 5, "query must be text"),
+        ("uv", 0, "k must be a whole number of at least 1, got 0"),
+        ("uv", "3", "got '3'"),
+        ("uv", True, "got True"),
+    ],
+)
+def test_bad_input_to_search_is_refused(
+    tmp_path: Path, query: object, k: object, message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        store_at(tmp_path).search(query, k)  # type: ignore[arg-type]
+
+
+# --- Recall on the bilingual set ---------------------------------------------------------
+
+
+def dataset() -> list[dict]:
+    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_bilingual_set_is_balanced_and_consistent() -> None:
+    lines = dataset()
+    memories = [line for line in lines if line["kind"] == "memory"]
+    queries = [line for line in lines if line["kind"] == "query"]
+    assert len(memories) >= 40 and len(queries) >= 24
+    for lang in ("en", "zh"):
+        assert sum(m["lang"] == lang for m in memories) == len(memories) / 2
+        assert sum(q["lang"] == lang for q in queries) == len(queries) / 2
+    known = {m["id"] for m in memories}
+    for query in queries:
+        assert query["relevant"] and set(query["relevant"]) <= known
+        for relevant in query["relevant"]:
+            text = next(m["text"] for m in memories if m["id"] == relevant)
+            assert query["text"] not in text  # paraphrased, not copied
+
+
+def recall_at(store: MemoryStore, ids: dict[str, str], queries: list[dict], k: int) -> float:
+    """Mean share of each query's relevant memories found in its top k."""
+    shares = []
+    for query in queries:
+        found = {ids[hit.id] for hit in store.search(query["text"], k)}
+        shares.append(len(found & set(query["relevant"])) / len(query["relevant"]))
+    return sum(shares) / len(shares)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_recall_at_3_on_the_bilingual_set(tmp_path: Path, lang: str) -> None:
+    store = store_at(tmp_path)
+    ids = {}  # store id -> data set id
+    for line in dataset():
+        if line["kind"] == "memory":
+            ids[store.add(line["text"], line["category"])] = line["id"]
+    queries = [line for line in dataset() if line["kind"] == "query" and line["lang"] == lang]
+    assert recall_at(store, ids, queries, 3) >= 0.9
+
+
+# --- For the agent -------------------------------------------------------------------------
+
+
+def test_the_tool_schemas_match_what_the_store_accepts() -> None:
+    tools = {tool["name"]: tool for tool in MEMORY_TOOLS}
+    assert set(tools) == {"memory_write", "memory_search"}
+    for tool in MEMORY_TOOLS:
+        assert set(tool) == {"name", "description", "input_schema"}
+        schema = tool["input_schema"]
+        assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])
+    write = tools["memory_write"]["input_schema"]["properties"]
+    assert write["category"]["enum"] == list(CATEGORIES)
+    assert set(tools["memory_search"]["input_schema"]["properties"]) == {"query", "k"}
+
+
+def test_hits_render_one_line_each(tmp_path: Path) -> None:
+    store = store_at(tmp_path)
+    store.add("Run the whole suite with\n  `make test`.", "tool")
+    store.add("Integration tests need a Stripe key.", "project")
+    hits = store.search("test")
+    lines = render_hits(hits).splitlines()
+    assert len(lines) == 2
+    assert lines[1] == f"m-20261130-0001  tool        {hits[1].score:5.2f}  " + (
+        "Run the whole suite with `make test`."
+    )
+    assert render_hits([]) == "no memory matches"
+
+
+# --- The benchmark -----------------------------------------------------------------------
+
+
+def test_the_memory_benchmark_prints_its_figures() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lab.bench_memory", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert re.search(r"add\s+1,000 memories: .* ms per memory", out), out
+    assert re.search(r"search over 1,000 \(median ms, en / zh\): BM25 index [\d.]+ / [\d.]+", out)
+    methods = ["BM25 index", "naive TF-IDF"]
+    if "FTS5 trigram: yes" in out:
+        methods.append("SQLite FTS5")
+    for method in methods:
+        assert re.search(rf"{method}\s+en recall@1 [\d.]+ @3 [\d.]+\s+zh recall@1", out), out
+
+
+def test_the_worked_example_prints_scores_that_match_the_store() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lab.bench_memory", "--example"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.findall(r"total: (\w) ", done.stdout) == ["A", "B"]  # pytest memory, coffee memory
