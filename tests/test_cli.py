@@ -21,6 +21,7 @@ import pytest
 from llm.cassette import read_cassette
 from llm.cli import Chapter, main
 from tests.fake_provider import FakeProvider, openai_completion
+from tests.test_cassette import unwritable_folder
 from v1_tool_loop.__main__ import CHAPTER
 
 REPO = Path(__file__).resolve().parent.parent
@@ -280,7 +281,9 @@ def chapter_with_demo_cassette(cassette: Path) -> Chapter:
     return dataclasses.replace(CHAPTER, demo_cassette=cassette)
 
 
-def test_demo_recording_onto_its_own_cassette_is_refused(here: Path, capsys) -> None:
+def test_demo_recording_onto_its_own_cassette_is_refused(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cassette = here / "demo.jsonl"
     shutil.copy(DEMO_CASSETTE, cassette)
     chapter = chapter_with_demo_cassette(cassette)
@@ -295,19 +298,12 @@ def test_demo_recording_onto_its_own_cassette_is_refused(here: Path, capsys) -> 
     assert cassette.read_bytes() == DEMO_CASSETTE.read_bytes()
 
 
-def unwritable(tmp_path: Path) -> Path:
-    folder = tmp_path / "locked"
-    folder.mkdir()
-    folder.chmod(0o500)
-    return folder if not os.access(folder, os.W_OK) else Path("/sys")  # root writes anywhere
-
-
 @pytest.mark.parametrize(
     "target",
     [
         lambda tmp: tmp,
         lambda tmp: tmp / "notes.txt" / "run.jsonl",
-        lambda tmp: unwritable(tmp) / "run.jsonl",
+        lambda tmp: unwritable_folder(tmp) / "run.jsonl",
     ],
     ids=["a folder", "under a file", "unwritable"],
 )
@@ -403,14 +399,16 @@ def test_strict_with_a_live_model_is_refused(tmp_path: Path) -> None:
     assert "--strict" in done.stderr and "replay" in done.stderr
 
 
-def test_demo_with_a_workdir_is_refused(here: Path, capsys) -> None:
+def test_demo_with_a_workdir_is_refused(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(CHAPTER, ["--demo", "--workdir", str(here)]) == 2
     err = capsys.readouterr().err
     assert "fresh temporary copy" in err and err.count("\n") == 1
     assert list(here.iterdir()) == []  # no demo copy was made
 
 
-def test_a_malformed_cassette_is_one_line_naming_file_and_line(here: Path, capsys) -> None:
+def test_a_malformed_cassette_is_one_line_naming_file_and_line(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (here / "bad.jsonl").write_text('["not", "a", "header"]\n')
     assert main(CHAPTER, ["--model", "replay:bad.jsonl", "hello"]) == 2
     assert capsys.readouterr().err.startswith("error: bad.jsonl:1: the header must be an object")
@@ -420,14 +418,18 @@ def test_a_malformed_cassette_is_one_line_naming_file_and_line(here: Path, capsy
 
 
 @pytest.mark.parametrize("task", ["", "   "])
-def test_an_empty_task_is_an_error_not_the_prompt(here: Path, capsys, task: str) -> None:
+def test_an_empty_task_is_an_error_not_the_prompt(
+    here: Path, capsys: pytest.CaptureFixture[str], task: str
+) -> None:
     assert main(CHAPTER, ["--model", f"replay:{DEMO_CASSETTE}", task]) == 2
     out, err = capsys.readouterr()
     assert err.startswith("error: the task is empty") and err.count("\n") == 1
     assert out == ""
 
 
-def test_a_task_that_is_not_utf8_is_one_line(tmp_path: Path, here: Path, capsys) -> None:
+def test_a_task_that_is_not_utf8_is_one_line(
+    tmp_path: Path, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{DEMO_CASSETTE}", b"fix \xff"],
         cwd=tmp_path,
@@ -467,7 +469,7 @@ def test_an_interactive_line_that_is_not_utf8_is_refused_and_the_prompt_goes_on(
 
 
 def test_an_interactive_line_that_is_not_utf8_in_process(
-    here: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    here: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chat = write_rows(here / "chat.jsonl", SCRIPTED, say("Hello!"))
     typed = io.TextIOWrapper(io.BytesIO(b"caf\xe9\nhello\n/exit\n"), encoding="utf-8")
@@ -531,7 +533,9 @@ def test_dotenv_redirecting_an_exported_key_is_a_warning(
     assert "warning" not in agent("--demo", cwd=tmp_path).stderr
 
 
-def test_a_dotenv_that_is_not_utf8_is_one_line(tmp_path: Path, here: Path, capsys) -> None:
+def test_a_dotenv_that_is_not_utf8_is_one_line(
+    tmp_path: Path, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / ".env").write_bytes(b"AGENT_MODEL=caf\xe9\n")
     done = agent("--demo", cwd=tmp_path)
     assert done.returncode == 2
