@@ -5,10 +5,12 @@ A cassette is one header line and then one line per model reply, in order:
     {"format": "cassette/1", "provenance": "scripted", "chapter": "v1_tool_loop", "task": "…"}
     {"reply": {"content": [...], "stop_reason": "tool_use", "usage": {...}}, "request": {...}}
 
-Replaying only returns the stored replies; the tools still run for real.  The optional
-`request` field holds short digests of what the agent sent when the reply was
-recorded; in strict mode a replay stops at the first turn whose request differs and
-says which part changed.  The format is described in `llm/README.md`.
+Replaying only returns the stored replies; the tools still run for real.  Every line
+is checked when the file is loaded, so a malformed cassette stops before the run
+starts, naming the file and the line.  The optional `request` field holds short
+digests of what the agent sent when the reply was recorded; in strict mode a replay
+stops at the first turn whose request differs and says which part changed.  The
+format is described in `llm/README.md`.
 """
 
 from __future__ import annotations
@@ -16,53 +18,165 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .errors import CassetteError
-from .types import Message, Model, Reply
+from .types import STOP_REASONS, Message, Model, Reply
 
 FORMAT = "cassette/1"
 
 
-def read_cassette(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return (header, entries); every problem names the file and the line."""
+def read_cassette(
+    path: str | Path, *, strict: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Return (header, entries), every line checked; each problem names the file and the line.
+
+    `strict` also checks the `request` digests that a strict replay compares, and
+    refuses a cassette that has none, since a strict replay of it would check nothing.
+    """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"no cassette at {path}: check the path after 'replay:'") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"cannot read cassette {path}: {exc}") from None
+    except OSError as exc:
+        raise CassetteError(f"cannot read cassette {path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CassetteError(
+            f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x})"
+        ) from None
     rows = []
-    for number, line in enumerate(lines, start=1):
+    # Split at "\n" only: str.splitlines() would also cut at U+2028 or U+0085, which
+    # JSON leaves unescaped inside a string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             rows.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise CassetteError(f"{path}:{number} is not valid JSON ({exc.msg})") from None
-    if not rows or not str(rows[0][1].get("format", "")).startswith("cassette/"):
-        raise CassetteError(f"{path} does not start with a cassette header line")
-    header, entries = rows[0][1], []
-    for number, row in rows[1:]:
-        reply = row.get("reply") if isinstance(row, dict) else None
-        if not (
-            isinstance(reply, dict)
-            and isinstance(reply.get("content"), list)
-            and isinstance(reply.get("stop_reason"), str)
-        ):
-            raise CassetteError(
-                f"{path}:{number} needs {{'reply': {{'content': [...], 'stop_reason': ...}}}}"
-            )
-        entries.append(row)
-    return header, entries
+            raise CassetteError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    if not rows:
+        raise CassetteError(f"{path} is empty: a cassette starts with a header line")
+    problems = [(rows[0][0], _header_problem(rows[0][1]))]
+    problems += [(number, _line_problem(row, strict)) for number, row in rows[1:]]
+    for number, problem in problems:
+        if problem:
+            raise CassetteError(f"{path}:{number}: {problem}")
+    entries = [row for _, row in rows[1:]]
+    if strict and not any("request" in entry for entry in entries):
+        raise CassetteError(
+            f"{path} holds no request digests, so --strict has nothing to check: "
+            "record one with --record, or drop --strict"
+        )
+    return rows[0][1], entries
+
+
+def _header_problem(header: Any) -> str | None:
+    if not isinstance(header, dict):
+        example = f'{{"format": "{FORMAT}", …}}'
+        return f"the header must be an object such as {example}; it is {_shown(header)}"
+    if header.get("format") != FORMAT:
+        shown = _shown(header.get("format"), header, "format")
+        return f'the header needs "format": "{FORMAT}"; it is {shown}'
+    if header.get("task") is not None and not isinstance(header["task"], str):
+        return f"the header's task must be a string or null; it is {_shown(header['task'])}"
+    return None
+
+
+def _line_problem(row: Any, strict: bool) -> str | None:
+    """What is wrong with one reply line, or None.  The rules are those of llm/README.md."""
+    if not isinstance(row, dict):
+        return f'a reply line must be an object such as {{"reply": {{…}}}}; it is {_shown(row)}'
+    reply = row.get("reply")
+    if not isinstance(reply, dict):
+        return f'a reply line needs "reply" to be an object; it is {_shown(reply, row, "reply")}'
+    content = reply.get("content")
+    if not isinstance(content, list):
+        return f"reply.content must be a list of blocks; it is {_shown(content, reply, 'content')}"
+    for index, block in enumerate(content):
+        problem = _block_problem(block)
+        if problem:
+            return f"reply.content[{index}] {problem}"
+    if reply.get("stop_reason") not in STOP_REASONS:
+        shown = _shown(reply.get("stop_reason"), reply, "stop_reason")
+        return f"reply.stop_reason must be one of {', '.join(STOP_REASONS)}; it is {shown}"
+    if "usage" in reply:
+        problem = _usage_problem(reply["usage"])
+        if problem:
+            return problem
+    if strict and "request" in row:
+        return _request_problem(row["request"])
+    return None
+
+
+def _block_problem(block: Any) -> str | None:
+    if not isinstance(block, dict):
+        return f"must be a block object; it is {_shown(block)}"
+    kind = block.get("type")
+    if kind == "text":
+        return _wrong_fields(block, {"text": str})
+    if kind == "tool_use":
+        return _wrong_fields(block, {"id": str, "name": str, "input": dict})
+    if kind == "tool_result":
+        return "is a tool_result: results are written by the program, never by the model"
+    if kind is None:
+        return 'has no "type": a reply holds "text" and "tool_use" blocks'
+    return f'has type {_shown(kind)}: a reply holds "text" and "tool_use" blocks'
+
+
+def _usage_problem(usage: Any) -> str | None:
+    if not isinstance(usage, dict):
+        return f"reply.usage must be an object; it is {_shown(usage)}"
+    for name in ("input_tokens", "output_tokens"):
+        count = usage.get(name)
+        # type() and not isinstance(): true and false are ints in Python, not counts.
+        if type(count) is not int or count < 0:
+            shown = _shown(count, usage, name)
+            return f"reply.usage.{name} must be a whole number, 0 or more; it is {shown}"
+    return None
+
+
+def _request_problem(request: Any) -> str | None:
+    if not isinstance(request, dict):
+        return f"request must be an object of digests; it is {_shown(request)}"
+    problem = _wrong_fields(request, {"system": str, "tools": str, "stop": list, "messages": list})
+    if not problem and not all(isinstance(s, str) for s in request["stop"] + request["messages"]):
+        problem = "must hold lists of strings in stop and messages"
+    return f"request {problem}" if problem else None
+
+
+def _wrong_fields(obj: dict[str, Any], fields: dict[str, type]) -> str | None:
+    """Name the first field of `obj` that is missing or of the wrong JSON type."""
+    names = {str: "a string", dict: "an object", list: "a list"}
+    for name, kind in fields.items():
+        if not isinstance(obj.get(name), kind):
+            return f'needs "{name}" to be {names[kind]}; it is {_shown(obj.get(name), obj, name)}'
+    return None
+
+
+def _shown(value: Any, parent: dict[str, Any] | None = None, key: str = "") -> str:
+    """A JSON value as an error message shows it: `missing`, `null`, `a list`, `"done"`…"""
+    if parent is not None and key not in parent:
+        return "missing"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 40 else shown[:40] + "…"
 
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    # surrogatepass: a lone surrogate, which a model can send, still gets a digest.
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def request_digest(
@@ -109,7 +223,7 @@ class ReplayModel:
             self.entries = [{"reply": reply.to_dict()} for reply in source]
         else:
             self.path = Path(source)
-            self.header, self.entries = read_cassette(self.path)
+            self.header, self.entries = read_cassette(self.path, strict=strict)
         self.strict = strict
         self.turn = 0
         self.name = f"replay:{self.path}"
@@ -142,26 +256,32 @@ class ReplayModel:
 
 
 class RecordingModel:
-    """Wraps a live Model and appends every reply to a cassette as it arrives.
+    """Wraps a live Model and saves every reply to a cassette, without ever losing one.
 
-    Each line is written whole and flushed at once, so a run that crashes or is
-    interrupted still leaves a cassette that replays up to that point.
+    Replies go to a temporary file beside the cassette (`partial`), one whole line
+    at a time, flushed at once: if the process dies, that file replays up to where
+    it stopped.  `close()` moves it over the cassette when the run ends, so an
+    earlier recording is replaced only by a finished one.  Use it as a context
+    manager, or call `close()` in a `finally`.
     """
 
     def __init__(self, inner: Model, path: str | Path, *, chapter: str, task: str | None) -> None:
         self.inner = inner
         self.path = Path(path)
         self.name = inner.name
-        header = {
-            "format": FORMAT,
-            "provenance": "recorded",
-            "model": inner.name,
-            "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "chapter": chapter,
-            "task": task,
-        }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(header, ensure_ascii=False) + "\n", encoding="utf-8")
+        self.replies = 0
+        _check_record_target(self.path, inner)
+        self.partial, self._file = _open_partial(self.path)
+        self._write(
+            {
+                "format": FORMAT,
+                "provenance": "recorded",
+                "model": inner.name,
+                "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "chapter": chapter,
+                "task": task,
+            }
+        )
 
     def complete(
         self,
@@ -172,7 +292,105 @@ class RecordingModel:
         max_tokens: int = 4096,
     ) -> Reply:
         reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
-        line = {"reply": reply.to_dict(), "request": request_digest(system, messages, tools, stop)}
-        with self.path.open("a", encoding="utf-8") as cassette:
-            cassette.write(json.dumps(line, ensure_ascii=False) + "\n")
+        request = request_digest(system, messages, tools, stop)
+        self._write({"reply": reply.to_dict(), "request": request})
+        self.replies += 1
         return reply
+
+    def close(self) -> bool:
+        """Move the recording over `path`; False if no reply came, and `path` is left alone."""
+        if not self._file.closed:
+            os.fsync(self._file.fileno())  # the bytes reach the disk before the name does
+            self._file.close()
+            if not self.replies:
+                self.partial.unlink()
+                return False
+            try:
+                os.replace(self.partial, self.path)
+            except OSError as exc:
+                raise CassetteError(
+                    f"cannot save the recording as {self.path} ({exc.strerror}); "
+                    f"its replies are in {self.partial}"
+                ) from None
+        return self.replies > 0
+
+    def __enter__(self) -> RecordingModel:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _write(self, row: dict[str, Any]) -> None:
+        line = json.dumps(row, ensure_ascii=False)
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate from a model: keep it as a \u escape
+            line = json.dumps(row)
+        self._file.write(line + "\n")
+        self._file.flush()
+
+
+def _check_record_target(path: Path, inner: Model) -> None:
+    """Refuse, before any model call, a place where a recording would fail or destroy a file.
+
+    Only an earlier recording may be replaced: a scripted cassette was written by
+    hand and any other file is not ours, so neither could be made again.
+    """
+    if path.is_dir():
+        raise CassetteError(f"cannot record to {path}: it is a folder; name a file in it")
+    blocking = next((parent for parent in path.parents if parent.is_file()), None)
+    if blocking:
+        raise CassetteError(f"cannot record to {path}: {blocking} is a file, not a folder")
+    if isinstance(inner, ReplayModel) and _same_file(path, inner.path):
+        raise CassetteError(
+            f"cannot record to {path}: it is the cassette being replayed; record to another file"
+        )
+    provenance = _provenance(path)
+    if provenance == "scripted":
+        raise CassetteError(
+            f"cannot record to {path}: it holds a scripted cassette, written by hand, that a "
+            "recording would replace; record to another file"
+        )
+    if provenance not in ("recorded", "absent"):
+        raise CassetteError(
+            f"cannot record to {path}: the file exists and is not a cassette; "
+            "record to another file"
+        )
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    try:
+        return path.samefile(other)  # also sees through symlinks, `..` and hard links
+    except OSError:  # one of them does not exist
+        return False
+
+
+def _provenance(path: Path) -> str:
+    """'absent' (no file, or an empty one), 'recorded', 'scripted', or 'other'."""
+    try:
+        with path.open(encoding="utf-8") as file:
+            first = file.readline()
+    except FileNotFoundError:
+        return "absent"
+    except (OSError, UnicodeDecodeError):
+        return "other"
+    if not first.strip():
+        return "absent" if path.stat().st_size == 0 else "other"
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        return "other"
+    if isinstance(header, dict) and header.get("format") == FORMAT:
+        return "recorded" if header.get("provenance") == "recorded" else "scripted"
+    return "other"
+
+
+def _open_partial(path: Path) -> tuple[Path, TextIO]:
+    """Create the temporary file a recording grows in, beside `path` (so the final
+    rename stays on one file system) and with a name no one else can have taken."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as exc:
+        raise CassetteError(f"cannot record to {path}: {exc.strerror}") from None
+    return Path(name), os.fdopen(fd, "w", encoding="utf-8")

@@ -1,7 +1,9 @@
 """The command line every chapter shares: flags, the offline demo, one-shot and interactive runs.
 
 A chapter's `__main__.py` describes itself with a `Chapter` and calls `main`.  This
-module never imports a chapter; it is handed the chapter's `run` function.
+module never imports a chapter; it is handed the chapter's `run` function.  Input
+it cannot use (a flag, the task, ./.env, a cassette) is one line on stderr and
+exit code 2, never a traceback.
 
     python -m v1_tool_loop --demo            replay the bundled demo, offline
     python -m v1_tool_loop "fix the tests"   one task, live
@@ -11,6 +13,8 @@ module never imports a chapter; it is handed the chapter's `run` function.
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import shutil
 import sys
 import tempfile
@@ -22,10 +26,15 @@ from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console
 from .errors import CassetteError, ModelError
 from .result import RunResult
-from .spec import load_model
+from .spec import load_model, read_env_file, redirected_keys
 from .types import Message, Model
 
 EXIT_CODES = {"done": 0, "error": 2}  # every other stop (max_turns, interrupted, …) is 1
+NOT_UTF8 = "holds bytes that are not UTF-8 text: check your terminal's encoding"
+
+
+class UsageError(Exception):
+    """Input the command line cannot use (a flag, the task, ./.env): one line, exit code 2."""
 
 
 @dataclass
@@ -52,7 +61,9 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
         help="anthropic:NAME, openai:NAME or replay:CASSETTE (default: AGENT_MODEL, "
         "else chosen by which API key is set)",
     )
-    parser.add_argument("--workdir", metavar="DIR", default=".", help="where the tools work")
+    parser.add_argument(
+        "--workdir", metavar="DIR", help="where the tools work (default: the current folder)"
+    )
     parser.add_argument("--max-turns", metavar="N", type=int, default=30, help="model calls")
     parser.add_argument("--record", metavar="FILE", help="save the model's replies as a cassette")
     parser.add_argument("--quiet", action="store_true", help="print only the final answer")
@@ -72,16 +83,15 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
 
 def main(chapter: Chapter, argv: list[str] | None = None) -> int:
     """Run the chapter's agent as the flags say; returns the process exit code."""
-    parser = build_parser(chapter)
-    args = parser.parse_args(argv)
-    if args.demo and args.task:
-        parser.error("--demo runs its own task: drop the task, or drop --demo")
-    if args.max_turns < 1:
-        parser.error("--max-turns must be 1 or more")
-    console = Console(quiet=args.quiet)
+    args = build_parser(chapter).parse_args(argv)
     try:
+        check_arguments(args)
+        loaded = load_env_file()
+        console = Console(quiet=args.quiet)  # after .env, which may set NO_COLOR
+        if loaded:
+            console.note(loaded)
         return _main(chapter, args, console)
-    except ModelError as error:
+    except (UsageError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # outside a turn, e.g. while a live client is being built
@@ -89,46 +99,101 @@ def main(chapter: Chapter, argv: list[str] | None = None) -> int:
         return 130
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before anything runs, what the flags and the task cannot mean."""
+    task = " ".join(args.task)
+    for what, text in [
+        ("the task", task),
+        ("--model", args.model),
+        ("--workdir", args.workdir),
+        ("--record", args.record),
+    ]:
+        if text and not _is_utf8(text):
+            raise UsageError(f"{what} {NOT_UTF8}")
+    if args.task and not task.strip():  # no task at all means the interactive prompt
+        raise UsageError(
+            "the task is empty: say what the agent should do, "
+            "or give no task at all for the interactive prompt"
+        )
+    if args.demo and args.task:
+        raise UsageError("--demo runs its own task: drop the task, or drop --demo")
+    if args.demo and args.workdir:
+        raise UsageError("--demo always works in a fresh temporary copy: drop --workdir")
+    if args.workdir and not Path(args.workdir).is_dir():
+        raise UsageError(f"--workdir {args.workdir} is not a folder")
+    if args.max_turns < 1:
+        raise UsageError("--max-turns must be 1 or more")
+
+
+def load_env_file() -> str | None:
+    """Add the settings of ./.env to the environment, without replacing any already set.
+
+    Only the current folder's .env: one in a folder above may belong to someone else,
+    and a base URL it sets decides where your key goes.  Returns a note that names
+    what was set, never a value (None without a .env); warnings go to stderr.
+    """
+    path = Path(".env")
+    if not path.is_file():
+        return None
+    try:
+        settings, skipped = read_env_file(path)
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise UsageError(
+            f"./.env is not UTF-8 text (byte {exc.object[exc.start]:#04x} on line {line}): "
+            "save it as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read ./.env: {exc.strerror}") from None
+    new = {name: value for name, value in settings.items() if name not in os.environ}
+    kept = sorted(settings.keys() - new.keys())
+    for number in skipped:
+        print(f"warning: ./.env:{number}: skipped, not a NAME=VALUE line", file=sys.stderr)
+    for warning in redirected_keys(new, os.environ):
+        print(f"warning: {warning}", file=sys.stderr)
+    os.environ.update(new)
+    note = f"loaded ./.env: {_count(len(new), 'setting')}"
+    if new:
+        note += f" ({', '.join(new)})"
+    if kept:
+        note += f"; kept from the environment: {', '.join(kept)}"
+    return note
+
+
 def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
-    from dotenv import find_dotenv, load_dotenv
-
-    load_dotenv(find_dotenv(usecwd=True))
     if args.demo:
-        task, workdir, model = _prepare_demo(chapter, args, console)
+        task, model = _demo_task_and_model(chapter, args, console)
     else:
-        task, workdir = " ".join(args.task).strip(), Path(args.workdir)
-        if not workdir.is_dir():
-            print(f"error: --workdir {workdir} is not a folder", file=sys.stderr)
-            return 2
-        model = load_model(args.model, strict=args.strict)
-    if args.record:
+        task, model = " ".join(args.task).strip(), load_model(args.model, strict=args.strict)
+    if args.record:  # refuses a target it would lose before the model is ever called
         model = RecordingModel(model, args.record, chapter=chapter.name, task=task or None)
-        console.note(f"recording the model's replies to {args.record}")
-    if not task:
-        return interactive(chapter, model, workdir, args.max_turns, console)
-    result = chapter.run(
-        task, model=model, workdir=workdir, max_turns=args.max_turns, console=console
-    )
-    report(result, console, args.max_turns)
-    if args.demo:
-        console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
-    return EXIT_CODES.get(result.stop, 1)
+        console.note(
+            f"recording the model's replies to {args.record}; "
+            f"they are written to {_shown_path(model.partial)} until the run ends"
+        )
+    try:
+        workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
+        if not task:
+            return interactive(chapter, model, workdir, args.max_turns, console)
+        result = chapter.run(
+            task, model=model, workdir=workdir, max_turns=args.max_turns, console=console
+        )
+        report(result, console, args.max_turns)
+        if args.demo:
+            console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
+        return EXIT_CODES.get(result.stop, 1)
+    finally:  # however the run ended: done, error, Ctrl-C, or the prompt left
+        if isinstance(model, RecordingModel):
+            _save_recording(model, console)
 
 
-def _prepare_demo(
+def _demo_task_and_model(
     chapter: Chapter, args: argparse.Namespace, console: Console
-) -> tuple[str, Path, Model]:
-    """Copy the demo workspace to a temporary folder and pick the model for the demo task."""
+) -> tuple[str, Model]:
+    """The demo task, from the demo cassette's header, and the model that runs it."""
     header, _ = read_cassette(chapter.demo_cassette)
     if not header.get("task"):
         raise CassetteError(f"the demo cassette {chapter.demo_cassette} has no task in its header")
-    workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.name}-demo-"))
-    shutil.copytree(
-        chapter.demo_workspace,
-        workdir,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
-    )
     if args.model:
         model = load_model(args.model, strict=args.strict)
         console.note(f"running the demo task with {model.name}")
@@ -139,8 +204,27 @@ def _prepare_demo(
             f"{_shown_path(chapter.demo_cassette)} — add --model to run it live"
         )
     console.note(f"task: {header['task']}")
+    return header["task"], model
+
+
+def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:
+    """A fresh temporary copy of the demo workspace, so the bundled one keeps its bug."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.name}-demo-"))
+    shutil.copytree(
+        chapter.demo_workspace,
+        workdir,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
+    )
     console.note(f"workdir: {workdir}")
-    return header["task"], workdir, model
+    return workdir
+
+
+def _save_recording(recorder: RecordingModel, console: Console) -> None:
+    if recorder.close():
+        console.note(f"recorded {_count(recorder.replies, 'reply', 'replies')} to {recorder.path}")
+    else:
+        console.note(f"no reply was recorded, so {recorder.path} was left as it was")
 
 
 def interactive(
@@ -149,15 +233,23 @@ def interactive(
     """A prompt loop; each task sees the whole conversation so far."""
     print(f"{chapter.name} with {model.name} in {workdir.resolve()}")
     print("Type a task. /exit or Ctrl-D leaves; Ctrl-C stops the current turn.")
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        # A line that is not UTF-8 then arrives as text to refuse, instead of an error
+        # that throws away whatever was read with it.
+        sys.stdin.reconfigure(errors="surrogateescape")
     history: list[Message] = []
     while True:
         try:
             line = input("> ").strip()
+            line.encode("utf-8")  # fails for a line typed in another encoding
         except EOFError:
             print()
             return 0
         except KeyboardInterrupt:
             print("\n(/exit or Ctrl-D to leave)")
+            continue
+        except UnicodeError:
+            print(f"that line {NOT_UTF8}; type it again", file=sys.stderr)
             continue
         if line in ("/exit", "/quit"):
             return 0
@@ -203,3 +295,16 @@ def _shown_path(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def _is_utf8(text: str) -> bool:
+    """False for text decoded from bytes that are not UTF-8: Python keeps those as surrogates."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(number: int, one: str, many: str = "") -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"

@@ -36,4 +36,4 @@ class ProviderUnavailable(ModelError):
 
 
 class CassetteError(ModelError):
-    """A replay cannot go on: the cassette ran out, is malformed, or the request differs."""
+    """A cassette cannot be replayed (missing, malformed, run out, request differs) or recorded."""

@@ -2,14 +2,17 @@
 
 Which model a run uses is decided in this order: the `--model` flag, then the
 `AGENT_MODEL` variable, then whichever key is set (`ANTHROPIC_API_KEY`, then
-`OPENAI_API_KEY` or `OPENAI_BASE_URL`).  Provider SDKs are imported only when a
-live model is actually built.
+`OPENAI_API_KEY` or `OPENAI_BASE_URL`).  Those variables come from the environment
+or from a `.env` file, read here.  Provider SDKs are imported only when a live
+model is actually built.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from .cassette import ReplayModel
 from .errors import ModelError, NoModelConfigured
@@ -37,6 +40,56 @@ def choose_spec(spec: str | None, env: Mapping[str, str] = os.environ) -> str:
     raise NoModelConfigured(NO_MODEL_HELP)
 
 
+# A base URL decides where the keys of its provider are sent.
+KEYS_SENT_TO = {
+    "OPENAI_BASE_URL": ("OPENAI_API_KEY",),
+    "ANTHROPIC_BASE_URL": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+}
+
+SETTING = re.compile(r"(?:export\s+)?(?P<name>[A-Za-z_]\w*)\s*=(?P<value>.*)", re.ASCII)
+QUOTED = re.compile(r"""(?P<quote>["'])(?P<value>.*?)(?P=quote)\s*(?:#.*)?""")
+
+
+def read_env_file(path: Path) -> tuple[dict[str, str], list[int]]:
+    """The NAME=VALUE settings of a .env file, and the numbers of the lines that are not one.
+
+    Only what every .env reader agrees on: blank lines and `#` comments are skipped,
+    `export ` before a name is allowed, a value in '…' or "…" is taken as it is
+    (nothing inside is expanded), and an unquoted value ends at a ` #` comment.  An
+    empty value counts as not set, as in `.env.example`.  Raises OSError, and
+    UnicodeDecodeError for a file that is not UTF-8.
+    """
+    settings, skipped = {}, []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        setting = SETTING.fullmatch(line)
+        if not setting:
+            skipped.append(number)
+            continue
+        value = setting["value"].strip()
+        quoted = QUOTED.fullmatch(value)
+        value = quoted["value"] if quoted else re.sub(r"(^|\s)#.*", "", value).strip()
+        if value:
+            settings[setting["name"]] = value
+    return settings, skipped
+
+
+def redirected_keys(from_file: Mapping[str, str], environment: Mapping[str, str]) -> list[str]:
+    """A warning for each key of the environment that a base URL from .env would receive.
+
+    Whoever wrote the .env chose that URL; the key is yours.
+    """
+    return [
+        f"your {key} from the environment will be sent to {from_file[url]} set by ./.env"
+        for url, keys in KEYS_SENT_TO.items()
+        if url in from_file
+        for key in keys
+        if environment.get(key) and key not in from_file
+    ]
+
+
 def load_model(spec: str | None = None, *, strict: bool = False) -> Model:
     """Build the Model a spec names; `strict` applies to replays only."""
     spec = choose_spec(spec)
@@ -47,6 +100,11 @@ def load_model(spec: str | None = None, *, strict: bool = False) -> Model:
         )
     if provider == "replay":
         return ReplayModel(name, strict=strict)
+    if strict:
+        raise ModelError(
+            f"--strict compares a replay with its recording, and {spec} is live: "
+            "drop --strict, or replay a cassette with --model replay:PATH"
+        )
     if provider == "anthropic":
         from .anthropic_model import AnthropicModel
 

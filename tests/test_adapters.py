@@ -1051,8 +1051,8 @@ def record_run(
     cassette = tmp_path / "recorded.jsonl"
     workdir = tmp_path / "live"
     workdir.mkdir()
-    recorder = RecordingModel(model, cassette, chapter="v1_tool_loop", task=TASK)
-    return agent.run(TASK, model=recorder, workdir=workdir), cassette, workdir
+    with RecordingModel(model, cassette, chapter="v1_tool_loop", task=TASK) as recorder:
+        return agent.run(TASK, model=recorder, workdir=workdir), cassette, workdir
 
 
 def test_recorded_run_replays_to_the_same_trajectory(

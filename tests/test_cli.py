@@ -1,20 +1,32 @@
-"""The command line, run as a learner runs it: in a subprocess, with no API key set."""
+"""The command line, run as a learner runs it: in a subprocess (or in-process through `main`
+where the process does not matter), with no API key set."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from llm.cassette import read_cassette
+from llm.cli import Chapter, main
+from tests.fake_provider import FakeProvider, openai_completion
+from tests.test_cassette import unwritable_folder
+from v1_tool_loop.__main__ import CHAPTER
+
 REPO = Path(__file__).resolve().parent.parent
 DEMO_CASSETTE = REPO / "v1_tool_loop" / "demo" / "cassette.jsonl"
-KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL")
+KEYS = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL"}
 
 
 def agent(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess:
@@ -218,3 +230,347 @@ def test_ctrl_c_in_the_interactive_prompt_stops_the_turn_not_the_session(tmp_pat
     assert process.returncode == 0
     assert "interrupted: the turn was stopped; the conversation is kept" in err
     assert "Still here." in out  # the next task ran on the kept conversation
+
+
+# Recording never loses a cassette.
+
+
+def write_rows(path: Path, *rows: dict) -> Path:
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def say(text: str) -> dict:
+    return {"reply": {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}}
+
+
+def call_bash(command: str) -> dict:
+    block = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": command}}
+    return {"reply": {"content": [block], "stop_reason": "tool_use"}}
+
+
+SCRIPTED = {"format": "cassette/1", "provenance": "scripted"}
+RECORDED = {"format": "cassette/1", "provenance": "recorded", "model": "openai:gpt-test"}
+
+
+def test_recording_onto_the_replayed_cassette_is_refused(tmp_path: Path) -> None:
+    played = write_rows(tmp_path / "run.jsonl", RECORDED, say("Hello."))
+    before = played.read_bytes()
+    (tmp_path / "sub").mkdir()
+    done = agent(
+        "--model", "replay:run.jsonl", "--record", "sub/../run.jsonl", "hello", cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert "the cassette being replayed" in done.stderr
+    assert played.read_bytes() == before
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Run the command line in-process from tmp_path; what ./.env sets is undone afterwards."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where --demo copies its workspace
+    saved = os.environ.copy()
+    yield tmp_path
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def chapter_with_demo_cassette(cassette: Path) -> Chapter:
+    return dataclasses.replace(CHAPTER, demo_cassette=cassette)
+
+
+def test_demo_recording_onto_its_own_cassette_is_refused(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = here / "demo.jsonl"
+    shutil.copy(DEMO_CASSETTE, cassette)
+    chapter = chapter_with_demo_cassette(cassette)
+
+    assert main(chapter, ["--demo", "--record", str(cassette)]) == 2
+    assert "the cassette being replayed" in capsys.readouterr().err
+    assert cassette.read_bytes() == DEMO_CASSETTE.read_bytes()
+    # Live, the demo cassette is not being replayed, but it is scripted: it stays too.
+    other = write_rows(here / "other.jsonl", RECORDED, say("Done."))
+    assert main(chapter, ["--demo", "--model", f"replay:{other}", "--record", str(cassette)]) == 2
+    assert "scripted cassette" in capsys.readouterr().err
+    assert cassette.read_bytes() == DEMO_CASSETTE.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        lambda tmp: tmp,
+        lambda tmp: tmp / "notes.txt" / "run.jsonl",
+        lambda tmp: unwritable_folder(tmp) / "run.jsonl",
+    ],
+    ids=["a folder", "under a file", "unwritable"],
+)
+def test_a_bad_record_target_is_one_line_before_any_model_call(
+    tmp_path: Path, fake_provider: FakeProvider, target: Callable[[Path], Path]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n")
+    fake_provider.reply(openai_completion("Hello."))
+    done = agent(
+        "--model",
+        "openai:gpt-test",
+        "--record",
+        str(target(tmp_path)),
+        "hello",
+        cwd=tmp_path,
+        OPENAI_BASE_URL=fake_provider.url + "/v1",
+        OPENAI_API_KEY="sk-test",
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: cannot record to ")
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
+    assert fake_provider.requests == []
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_run_that_fails_keeps_its_recording(tmp_path: Path) -> None:
+    short = write_rows(tmp_path / "short.jsonl", SCRIPTED, call_bash("echo hi"))
+    done = agent("--model", f"replay:{short}", "--record", "run.jsonl", "go", cwd=tmp_path)
+    assert done.returncode == 2 and "has 1 replies" in done.stderr
+    header, entries = read_cassette(tmp_path / "run.jsonl")
+    assert header["provenance"] == "recorded" and len(entries) == 1
+    assert list(tmp_path.glob("*.partial")) == []
+
+
+def start_slow_recording(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    """A one-shot run, recorded, stopped while its tool sleeps; returns it and what it said."""
+    slow = write_rows(tmp_path / "slow.jsonl", SCRIPTED, call_bash("sleep 60"), say("Done."))
+    environment = {k: v for k, v in os.environ.items() if k not in KEYS}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{slow}"]
+        + ["--record", "run.jsonl", "wait"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    seen = ""
+    while "→ bash  sleep 60" not in seen:
+        line = process.stdout.readline()
+        assert line, "the agent ended before running the tool"
+        seen += line
+    return process, seen
+
+
+def test_an_interrupted_run_keeps_its_recording(tmp_path: Path) -> None:
+    process, _ = start_slow_recording(tmp_path)
+    try:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 1
+    _, entries = read_cassette(tmp_path / "run.jsonl")
+    assert len(entries) == 1
+    assert list(tmp_path.glob("*.partial")) == []
+
+
+def test_a_run_killed_hard_leaves_the_partial_file_it_named(tmp_path: Path) -> None:
+    process, seen = start_slow_recording(tmp_path)
+    process.kill()
+    process.communicate(timeout=30)
+    partial = tmp_path / re.search(r"written to (\S+\.partial) until the run ends", seen).group(1)
+    assert partial.parent.resolve() == tmp_path.resolve()
+    assert not (tmp_path / "run.jsonl").exists()
+    _, entries = read_cassette(partial)
+    assert len(entries) == 1  # the reply that asked for the tool was already on disk
+
+
+# --strict and --demo say when they cannot do what is asked.
+
+
+def test_demo_strict_is_refused_because_nothing_could_be_checked(tmp_path: Path) -> None:
+    done = agent("--demo", "--strict", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "holds no request digests, so --strict has nothing to check" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_strict_with_a_live_model_is_refused(tmp_path: Path) -> None:
+    done = agent("--model", "openai:gpt-test", "--strict", "hello", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--strict" in done.stderr and "replay" in done.stderr
+
+
+def test_demo_with_a_workdir_is_refused(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(CHAPTER, ["--demo", "--workdir", str(here)]) == 2
+    err = capsys.readouterr().err
+    assert "fresh temporary copy" in err and err.count("\n") == 1
+    assert list(here.iterdir()) == []  # no demo copy was made
+
+
+def test_a_malformed_cassette_is_one_line_naming_file_and_line(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "bad.jsonl").write_text('["not", "a", "header"]\n')
+    assert main(CHAPTER, ["--model", "replay:bad.jsonl", "hello"]) == 2
+    assert capsys.readouterr().err.startswith("error: bad.jsonl:1: the header must be an object")
+
+
+# The task and the interactive prompt.
+
+
+@pytest.mark.parametrize("task", ["", "   "])
+def test_an_empty_task_is_an_error_not_the_prompt(
+    here: Path, capsys: pytest.CaptureFixture[str], task: str
+) -> None:
+    assert main(CHAPTER, ["--model", f"replay:{DEMO_CASSETTE}", task]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith("error: the task is empty") and err.count("\n") == 1
+    assert out == ""
+
+
+def test_a_task_that_is_not_utf8_is_one_line(
+    tmp_path: Path, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{DEMO_CASSETTE}", b"fix \xff"],
+        cwd=tmp_path,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k not in KEYS},
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(b"error: the task holds bytes that are not UTF-8")
+    assert done.stderr.count(b"\n") == 1
+    # In-process, the same bytes arrive as Python decodes arguments: surrogate escapes.
+    assert main(CHAPTER, ["--model", f"replay:{DEMO_CASSETTE}", os.fsdecode(b"fix \xff")]) == 2
+    assert "not UTF-8" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stdin_errors", ["strict", "surrogateescape"])
+def test_an_interactive_line_that_is_not_utf8_is_refused_and_the_prompt_goes_on(
+    tmp_path: Path, stdin_errors: str
+) -> None:
+    chat = write_rows(tmp_path / "chat.jsonl", SCRIPTED, say("Hello!"))
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{chat}"]
+        + ["--record", "seen.jsonl"],
+        cwd=tmp_path,
+        input=b"caf\xe9\nhello\n/exit\n",
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k not in KEYS}
+        | {"PYTHONIOENCODING": f"utf-8:{stdin_errors}"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"that line holds bytes that are not UTF-8" in done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"Hello!" in done.stdout
+    first = json.loads((tmp_path / "seen.jsonl").read_text().splitlines()[1])
+    assert len(first["request"]["messages"]) == 1  # only "hello" reached the model
+
+
+def test_an_interactive_line_that_is_not_utf8_in_process(
+    here: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chat = write_rows(here / "chat.jsonl", SCRIPTED, say("Hello!"))
+    typed = io.TextIOWrapper(io.BytesIO(b"caf\xe9\nhello\n/exit\n"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", typed)
+    assert main(CHAPTER, ["--model", f"replay:{chat}"]) == 0
+    out, err = capsys.readouterr()
+    assert "that line holds bytes that are not UTF-8" in err and "Hello!" in out
+
+
+# .env: only this folder's, never over the environment, and a warning for a redirected key.
+
+
+def test_a_dotenv_in_a_parent_folder_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"AGENT_MODEL=replay:{DEMO_CASSETTE}\n")
+    below = tmp_path / "project"
+    below.mkdir()
+    done = agent("anything", "--quiet", cwd=below)
+    assert done.returncode == 2 and "no model configured" in done.stderr
+
+
+def test_dotenv_loading_names_what_it_set_and_never_shows_a_value(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(
+        "# settings for this project\n"
+        f"export AGENT_MODEL='replay:{DEMO_CASSETTE}'\n"
+        'COURSE_SECRET="hunter2"  # a comment\n'
+        "NOT A SETTING\n"
+        "EMPTY=\n"
+    )
+    done = agent("--demo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "loaded ./.env: 2 settings (AGENT_MODEL, COURSE_SECRET)" in done.stdout
+    assert "./.env:4: skipped" in done.stderr
+    assert "hunter2" not in done.stdout + done.stderr
+
+
+def test_the_environment_wins_over_dotenv(tmp_path: Path) -> None:
+    chat = write_rows(tmp_path / "chat.jsonl", SCRIPTED, say("From the environment."))
+    (tmp_path / ".env").write_text(f"AGENT_MODEL=replay:{DEMO_CASSETTE}\n")
+    done = agent("hi", "--quiet", cwd=tmp_path, AGENT_MODEL=f"replay:{chat}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("From the environment.")
+
+
+@pytest.mark.parametrize(
+    ("url_variable", "key_variable"),
+    [("OPENAI_BASE_URL", "OPENAI_API_KEY"), ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")],
+)
+def test_dotenv_redirecting_an_exported_key_is_a_warning(
+    tmp_path: Path, url_variable: str, key_variable: str
+) -> None:
+    (tmp_path / ".env").write_text(f"{url_variable}=http://collector.example/v1\n")
+    done = agent("--demo", cwd=tmp_path, **{key_variable: "sk-mine"})
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"warning: your {key_variable} from the environment will be sent to "
+        "http://collector.example/v1 set by ./.env"
+    ) in done.stderr
+    assert "sk-mine" not in done.stdout + done.stderr
+    # A key that comes from the same .env is that file's own business.
+    (tmp_path / ".env").write_text(f"{url_variable}=http://x.example\n{key_variable}=sk-theirs\n")
+    assert "warning" not in agent("--demo", cwd=tmp_path).stderr
+
+
+def test_a_dotenv_that_is_not_utf8_is_one_line(
+    tmp_path: Path, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".env").write_bytes(b"AGENT_MODEL=caf\xe9\n")
+    done = agent("--demo", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ./.env is not UTF-8 text")
+    assert done.stderr.count("\n") == 1
+    assert main(CHAPTER, ["--demo"]) == 2
+    assert "./.env is not UTF-8 text" in capsys.readouterr().err
+
+
+def test_no_color_from_dotenv_is_obeyed(tmp_path: Path) -> None:
+    # Colours are only used on a terminal, so the run gets one: a pseudo-terminal.
+    import pty
+
+    (tmp_path / ".env").write_text("NO_COLOR=1\n")
+    leader, follower = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in KEYS | {"NO_COLOR"}}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "v1_tool_loop", "--demo"],
+        cwd=tmp_path,
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=environment | {"TMPDIR": str(tmp_path)},
+    )
+    os.close(follower)
+    shown = b""
+    while chunk := _read_terminal(leader):
+        shown += chunk
+    process.wait(timeout=60)
+    os.close(leader)
+    assert b"loaded ./.env: 1 setting (NO_COLOR)" in shown
+    assert b"\x1b[" not in shown
+
+
+def _read_terminal(fd: int) -> bytes:
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # the terminal closes with the process
+        return b""
