@@ -180,9 +180,11 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     if console.quiet and result.answer:
         print(result.answer)
     usage = result.usage
+    # An estimate (a scripted replay) must not read like a provider's measure.
+    about, estimated = ("≈", " (estimated)") if usage.estimated else ("", "")
     console.note(
         f"── {result.stop}: {result.turns} turns, {result.tool_calls} tool calls, "
-        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+        f"{about}{usage.input_tokens:,} tokens in, {about}{usage.output_tokens:,} out{estimated}"
     )
     if result.stop == "max_turns":
         print(

@@ -24,15 +24,33 @@ INVALID_JSON = "_invalid_json"
 
 @dataclass
 class Usage:
-    """Tokens one call consumed: what the model read (context) and what it wrote."""
+    """Tokens one call consumed: what the model read (context) and what it wrote.
+
+    `estimated` is True when the figures come from `llm.tokens` rather than from a
+    provider (a scripted replay), so that nobody mistakes an estimate for a measure.
+    A sum is estimated as soon as one of its parts is.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of a cassette's `usage`; `estimated` only appears when true."""
+        data: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+        if self.estimated:
+            data["estimated"] = True
+        return data
 
 
 @dataclass
@@ -48,10 +66,7 @@ class Reply:
         return {
             "content": self.content,
             "stop_reason": self.stop_reason,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-            },
+            "usage": self.usage.to_dict(),
         }
 
     @classmethod
@@ -60,7 +75,11 @@ class Reply:
         return cls(
             content=list(data["content"]),
             stop_reason=data["stop_reason"],
-            usage=Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+            usage=Usage(
+                usage.get("input_tokens", 0),
+                usage.get("output_tokens", 0),
+                bool(usage.get("estimated", False)),
+            ),
         )
 
 
