@@ -191,6 +191,14 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
             f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
             file=sys.stderr,
         )
+    elif result.stop == "max_tokens":
+        print(
+            "stopped: the model's reply was cut off at the token limit (max_tokens) before it "
+            "was complete, so nothing in it ran. Ask for smaller steps (a long file written "
+            "in parts, say); in the interactive prompt the conversation is kept, so you can "
+            "ask it to go on.",
+            file=sys.stderr,
+        )
     elif result.stop == "interrupted":
         print("interrupted: the turn was stopped; the conversation is kept", file=sys.stderr)
     elif result.stop == "error":

@@ -21,6 +21,10 @@ STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence")
 # layer can tell the model exactly that instead of the loop crashing.
 INVALID_JSON = "_invalid_json"
 
+# What stands in for a reply with nothing in it: the APIs refuse an assistant message
+# whose content is empty, so storing `[]` would break the next request.
+EMPTY_REPLY = "(empty reply)"
+
 
 @dataclass
 class Usage:
@@ -55,11 +59,22 @@ class Usage:
 
 @dataclass
 class Reply:
-    """One model answer, already translated into canonical blocks."""
+    """One model answer, already translated into canonical blocks.
+
+    Every reply passes through here, whoever produced it, so this is the one place
+    that makes sure its content can be sent back: a reply with no text and no tool
+    call keeps a single text block saying so (`EMPTY_REPLY`).
+    """
 
     content: list[Block]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        # A whitespace-only text block is refused by the APIs just like an empty list.
+        self.content = [block for block in self.content if not _blank_text(block)]
+        if not self.content:
+            self.content = [{"type": "text", "text": EMPTY_REPLY}]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape a cassette stores, so a recorded reply reads like an API response."""
@@ -81,6 +96,10 @@ class Reply:
                 bool(usage.get("estimated", False)),
             ),
         )
+
+
+def _blank_text(block: Block) -> bool:
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
 class Model(Protocol):
