@@ -99,16 +99,17 @@ def estimate_block(block: Block) -> int:
     """Tokens in one content block: its text, a call's name and JSON arguments, a result."""
     kind = block.get("type")
     if kind == "text":
-        return estimate_text(block["text"])
+        return estimate_text(block.get("text", ""))
     if kind == "tool_use":
         arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
-        return BLOCK_OVERHEAD + estimate_text(block["name"]) + estimate_text(arguments)
+        return BLOCK_OVERHEAD + estimate_text(block.get("name", "")) + estimate_text(arguments)
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, str):
             return BLOCK_OVERHEAD + estimate_text(content)
-        return BLOCK_OVERHEAD + sum(estimate_block(part) for part in content)
-    # A block this course never sends (an image, say): its JSON is a rough upper bound.
+        if isinstance(content, list):
+            return BLOCK_OVERHEAD + sum(estimate_block(part) for part in content)
+    # A block this course never sends (an image, say): its JSON stands in, roughly.
     return BLOCK_OVERHEAD + estimate_text(json.dumps(block, ensure_ascii=False))
 
 
