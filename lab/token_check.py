@@ -16,7 +16,8 @@ English docs), Chinese prose (paragraphs of the Chinese docs), Python code (the
 top-level definitions of every module) and JSON tool traffic (every line of the
 cassettes and test data, and each tool schema).  For each kind it prints the mean
 and the worst relative error of the estimate, next to the error of the usual rule
-of thumb, a quarter of the length.
+of thumb, a quarter of the length; then how many tokens the tools' output cap
+(`OUTPUT_LIMIT` bytes) holds.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from llm.tokens import estimate_text
-from v1_tool_loop.tools import TOOLS
+from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 
 REPO = Path(__file__).resolve().parent.parent
 CODE_FOLDERS = ("llm", "lab", "tests", "v0_react_text", "v1_tool_loop", "v4_memory")
@@ -132,16 +133,15 @@ def percent(value: float) -> str:
     return f"{value * 100:+.1f}%"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lab.token_check", description=__doc__)
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--tokenizer-json", metavar="PATH", type=Path)
-    args = parser.parse_args(argv)
-    name, count = json_tokenizer(args.tokenizer_json) if args.tokenizer_json else qwen_tokenizer()
+def first_bytes(samples: list[str], size: int) -> str:
+    """The samples joined, repeated if need be, cut to `size` bytes of UTF-8."""
+    text = "\n\n".join(samples)
+    text *= size // len(text.encode()) + 1
+    return text.encode()[:size].decode(errors="ignore")
 
-    kinds = corpus()
-    print(f"llm/tokens.py against {name}")
-    print(f"{sum(map(len, kinds.values()))} samples of the course's own docs, code and cassettes\n")
+
+def print_errors(kinds: dict[str, list[str]], count: Counter) -> None:
+    """One row per kind: how the estimate and a quarter of the length compare with `count`."""
     print(
         f"{'kind of text':20}{'samples':>8}{'chars/token':>13}"
         f"{'mean error':>12}{'worst error':>13}{'len/4 mean':>12}{'len/4 worst':>13}"
@@ -155,7 +155,30 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.mean(map(abs, ours)) * 100:>11.1f}%{percent(max(ours, key=abs)):>13}"
             f"{statistics.mean(map(abs, rule)) * 100:>11.1f}%{percent(max(rule, key=abs)):>13}"
         )
-    print("\nmean error: mean of |estimate - real| / real; worst: the largest, with its sign")
+    print("mean error: mean of |estimate - real| / real; worst: the largest, with its sign")
+
+
+def print_output_limit(kinds: dict[str, list[str]], count: Counter) -> None:
+    """What the tools' output cap holds in tokens, for each kind of text."""
+    print(f"\nwhat a tool result of OUTPUT_LIMIT = {OUTPUT_LIMIT:,} bytes holds, in tokens:")
+    print(f"{'kind of text':20}{'characters':>12}{'estimate':>10}{'real':>8}")
+    for kind, samples in kinds.items():
+        text = first_bytes(samples, OUTPUT_LIMIT)
+        print(f"{kind:20}{len(text):>12,}{estimate_text(text):>10,}{count(text):>8,}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lab.token_check", description=__doc__)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--tokenizer-json", metavar="PATH", type=Path)
+    args = parser.parse_args(argv)
+    name, count = json_tokenizer(args.tokenizer_json) if args.tokenizer_json else qwen_tokenizer()
+
+    kinds = corpus()
+    print(f"llm/tokens.py against {name}")
+    print(f"{sum(map(len, kinds.values()))} samples of the course's own docs, code and cassettes\n")
+    print_errors(kinds, count)
+    print_output_limit(kinds, count)
     return 0
 
 

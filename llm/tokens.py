@@ -17,25 +17,28 @@ their role markers and separators.  What a provider adds on its own (Anthropic,
 for one, puts a few hundred tokens of instructions in front of every request that
 carries tools) is not counted.
 
-How close it is: `python -m lab.token_check` measures it against Qwen's tokenizer
-(`qwen.tiktoken`, shipped in the `dashscope` package), over the course's own docs,
-code and cassettes.  Its last run printed:
+How close it is: `python -m lab.token_check` compares it with Qwen's tokenizer
+(`qwen.tiktoken`, shipped inside the `dashscope` package) over the course's own
+docs, code and cassettes, next to the rule of thumb of a quarter of the length:
 
-    kind of text        samples    mean error   worst error
-    English prose           173          4.5%        -34.3%
-    Chinese prose            91         22.8%        +62.7%
-    Python code             260          7.3%        +40.0%
-    JSON tool traffic        79          4.9%        +23.1%
+    kind of text         samples  chars/token  mean error  worst error  len/4 mean  len/4 worst
+    English prose            182         3.82        4.3%       -34.3%        8.8%       -40.2%
+    Chinese prose             81         1.88       24.6%       +61.8%       52.3%       -63.6%
+    Python code              313         3.94        7.6%       +40.3%        7.7%       -39.3%
+    JSON tool traffic         79         3.39        4.9%       +28.1%       15.2%       -35.8%
 
-Chinese is overestimated for Qwen, whose vocabulary holds many Chinese words (0.66
-tokens per character); tokenizers trained mostly on English need one or more per
-character, so one per character is the middle ground.  The coefficients were
-chosen on these same texts: expect the errors on yours to be somewhat larger.
+Chinese comes out too high for Qwen, whose vocabulary holds many whole Chinese
+words; tokenizers trained mostly on English need a token or more per character.
+One per character sits between the two and errs on the side of a fuller context,
+which is the safe side for an agent.  The worst cases are short texts full of one
+kind of symbol: a ruler of `-----` is overestimated, a line of CAPITALS
+underestimated.  The weights were chosen on these same texts, so expect somewhat
+larger errors on yours.
 
-Speed: each text costs two compiled regex passes (a third for text that is not
-ASCII), a few microseconds for a short message.  `estimate_message` is a pure
-function of the message, so a caller that never edits a message once counted can
-cache its figure and keep a running sum:
+Speed: each text costs two compiled regex passes and a few string counts
+(`python -m lab.bench` times them).  `estimate_message` is a pure function of the
+message, so a caller that never edits a message once counted can cache its figure
+and keep a running sum:
 
     estimate_request(system, messages, tools)
         == estimate_request(system, [], tools) + sum(estimate_message(m) for m in messages)
