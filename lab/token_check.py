@@ -36,7 +36,7 @@ from llm.tokens import estimate_text
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 
 REPO = Path(__file__).resolve().parent.parent
-CODE_FOLDERS = ("llm", "lab", "tests", "v0_react_text", "v1_tool_loop", "v4_memory")
+CODE_FOLDERS = ["llm", "lab", "tests", *sorted(p.name for p in REPO.glob("v[0-9]_*"))]
 MIN_PROSE = 100  # characters: shorter samples are a handful of tokens, where ±1 is ±10%
 MIN_CODE = 200
 
@@ -120,8 +120,14 @@ def json_tokenizer(path: Path) -> tuple[str, Counter]:
         raise SystemExit(
             "--tokenizer-json needs the tokenizers package: pip install tokenizers"
         ) from None
+    if not path.is_file():
+        raise SystemExit(f"no tokenizer.json at {path}")
     tokenizer = Tokenizer.from_file(str(path))
-    return f"the tokenizer in {path}", lambda text: len(tokenizer.encode(text).ids)
+
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+    return f"the tokenizer in {path}", count
 
 
 def errors(samples: list[str], estimate: Counter, count: Counter) -> list[float]:

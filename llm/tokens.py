@@ -24,7 +24,7 @@ docs, code and cassettes, next to the rule of thumb of a quarter of the length:
     kind of text         samples  chars/token  mean error  worst error  len/4 mean  len/4 worst
     English prose            182         3.82        4.3%       -34.3%        8.8%       -40.2%
     Chinese prose             81         1.88       24.6%       +61.8%       52.3%       -63.6%
-    Python code              313         3.94        7.6%       +40.3%        7.7%       -39.3%
+    Python code              313         3.94        7.7%       +40.3%        7.7%       -39.3%
     JSON tool traffic         79         3.39        4.9%       +28.1%       15.2%       -35.8%
 
 Chinese comes out too high for Qwen, whose vocabulary holds many whole Chinese
