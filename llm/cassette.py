@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .errors import CassetteError
+from .tokens import estimate_usage
 from .types import STOP_REASONS, Message, Model, Reply
 
 FORMAT = "cassette/1"
@@ -252,7 +253,12 @@ class ReplayModel:
                     f"turn {self.turn} of {self.path} was recorded for another request: "
                     f"{difference}. Re-record the cassette, or replay without --strict."
                 )
-        return Reply.from_dict(copy.deepcopy(entry["reply"]))
+        reply = Reply.from_dict(copy.deepcopy(entry["reply"]))
+        if self.header.get("provenance") != "recorded":
+            # Hand-written usage is typed in, not measured: estimate it from what this
+            # run really sent (real tool output included) and from the reply itself.
+            reply.usage = estimate_usage(system, messages, tools, reply)
+        return reply
 
 
 class RecordingModel:

@@ -272,13 +272,23 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     if console.quiet and result.answer:
         print(result.answer)
     usage = result.usage
+    # An estimate (a scripted replay) must not read like a provider's measure.
+    about, estimated = ("≈", " (estimated)") if usage.estimated else ("", "")
     console.note(
         f"── {result.stop}: {result.turns} turns, {result.tool_calls} tool calls, "
-        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out"
+        f"{about}{usage.input_tokens:,} tokens in, {about}{usage.output_tokens:,} out{estimated}"
     )
     if result.stop == "max_turns":
         print(
             f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
+            file=sys.stderr,
+        )
+    elif result.stop == "max_tokens":
+        print(
+            "stopped: the model's reply was cut off at the token limit (max_tokens) before it "
+            "was complete, so nothing in it ran. Ask for smaller steps (a long file written "
+            "in parts, say); in the interactive prompt the conversation is kept, so you can "
+            "ask it to go on.",
             file=sys.stderr,
         )
     elif result.stop == "interrupted":

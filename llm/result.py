@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 from .types import Block, Message, Usage
 
 INTERRUPTED = "interrupted by the user"
+# A reply that hit `max_tokens` may end inside a tool call, its arguments cut short:
+# such a call is answered with this, never run.
+CUT_OFF = (
+    "the reply was cut off at the token limit (max_tokens) before this call was complete, "
+    "so it did not run"
+)
 
 
 def text_of(content: str | list[Block]) -> str:
@@ -59,7 +65,8 @@ class RunResult:
     """The outcome of one `run(task, …)`.
 
     `stop` says why the loop ended: `done` (the model answered), `max_turns`,
-    `interrupted` (Ctrl-C) or `error` (the model could not be reached; see `error`).
+    `max_tokens` (the reply was cut off at the token limit), `interrupted` (Ctrl-C) or
+    `error` (the model could not be reached; see `error`).
     """
 
     stop: str
@@ -85,7 +92,7 @@ class RunResult:
 
     @property
     def usage(self) -> Usage:
-        """Total tokens over the run."""
+        """Total tokens over the run; `.estimated` if any turn's figures were estimated."""
         return sum(self.turn_usage, Usage())
 
     @property

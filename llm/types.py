@@ -21,37 +21,67 @@ STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence")
 # layer can tell the model exactly that instead of the loop crashing.
 INVALID_JSON = "_invalid_json"
 
+# What stands in for a reply with nothing in it: the APIs refuse an assistant message
+# whose content is empty, so storing `[]` would break the next request.
+EMPTY_REPLY = "(empty reply)"
+
 
 @dataclass
 class Usage:
-    """Tokens one call consumed: what the model read (context) and what it wrote."""
+    """Tokens one call consumed: what the model read (context) and what it wrote.
+
+    `estimated` is True when the figures come from `llm.tokens` rather than from a
+    provider (a scripted replay), so that nobody mistakes an estimate for a measure.
+    A sum is estimated as soon as one of its parts is.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    estimated: bool = False
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.estimated or other.estimated,
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of a cassette's `usage`; `estimated` only appears when true."""
+        data: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+        if self.estimated:
+            data["estimated"] = True
+        return data
 
 
 @dataclass
 class Reply:
-    """One model answer, already translated into canonical blocks."""
+    """One model answer, already translated into canonical blocks.
+
+    Every reply passes through here, whoever produced it, so this is the one place
+    that makes sure its content can be sent back: a reply with no text and no tool
+    call keeps a single text block saying so (`EMPTY_REPLY`).
+    """
 
     content: list[Block]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        # A whitespace-only text block is refused by the APIs just like an empty list.
+        self.content = [block for block in self.content if not _blank_text(block)]
+        if not self.content:
+            self.content = [{"type": "text", "text": EMPTY_REPLY}]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape a cassette stores, so a recorded reply reads like an API response."""
         return {
             "content": self.content,
             "stop_reason": self.stop_reason,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-            },
+            "usage": self.usage.to_dict(),
         }
 
     @classmethod
@@ -60,8 +90,16 @@ class Reply:
         return cls(
             content=list(data["content"]),
             stop_reason=data["stop_reason"],
-            usage=Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+            usage=Usage(
+                usage.get("input_tokens", 0),
+                usage.get("output_tokens", 0),
+                bool(usage.get("estimated", False)),
+            ),
         )
+
+
+def _blank_text(block: Block) -> bool:
+    return block.get("type") == "text" and not str(block.get("text", "")).strip()
 
 
 class Model(Protocol):

@@ -5,10 +5,12 @@ from __future__ import annotations
 from itertools import pairwise
 from pathlib import Path
 
-from llm import Reply, Usage
+from llm import Reply
 from llm.cassette import ReplayModel
 from llm.result import tool_uses
-from v1_tool_loop.agent import run
+from llm.tokens import estimate_request
+from v1_tool_loop.agent import SYSTEM, run
+from v1_tool_loop.tools import TOOLS
 
 
 def text(value: str) -> dict:
@@ -20,12 +22,7 @@ def tool(call_id: str, name: str, **args) -> dict:
 
 
 def replay(*replies: tuple[list[dict], str]) -> ReplayModel:
-    return ReplayModel(
-        [
-            Reply(content, stop, Usage(100 * (n + 1), 10))
-            for n, (content, stop) in enumerate(replies)
-        ]
-    )
+    return ReplayModel([Reply(content, stop) for content, stop in replies])
 
 
 def assert_valid_history(messages: list[dict]) -> None:
@@ -62,8 +59,10 @@ def test_several_tool_calls_in_one_reply_then_an_answer(tmp_path: Path) -> None:
     assert [r["tool_use_id"] for r in results] == ["t1", "t2"]
     assert results[0]["content"] == "hi there" and results[1]["content"] == "from-bash"
     assert not any(r["is_error"] for r in results)
-    assert result.usage == Usage(300, 20)
-    assert result.context_tokens == [100, 200]
+    # Scripted replies carry no usage of their own: it is estimated from each request sent.
+    first, second = (estimate_request(SYSTEM, result.messages[:n], TOOLS) for n in (1, 3))
+    assert result.context_tokens == [first, second]
+    assert result.usage.estimated
     assert_valid_history(result.messages)
 
 

@@ -65,6 +65,8 @@ def test_benchmark_prints_its_figures() -> None:
             "5",
             "--loop-runs",
             "1",
+            "--estimate-runs",
+            "1",
         ],
         cwd=REPO,
         capture_output=True,
@@ -73,3 +75,4 @@ def test_benchmark_prints_its_figures() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "start-up" in done.stdout and "loop overhead per turn: median" in done.stdout
+    assert "token estimate: " in done.stdout and "1,000-message request" in done.stdout

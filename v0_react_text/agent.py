@@ -4,6 +4,8 @@ The whole agent is this loop:
 
     ask the model ─► it writes Thought / Action / Action Input, cut at "Observation:"
          ▲                         │
+         │                  cut off at max_tokens? ──► stopped: neither action nor answer
+         │                         │
          │                  parse the text ──► Final Answer? ──► done
          │                         │
          │                         ├──► format error? ──► "Observation: what was wrong" ──┐
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from llm import Console, Message, Model, ModelError, RunResult
 from llm.result import INTERRUPTED, close_open_turn, text_of
+from llm.types import EMPTY_REPLY
 from v1_tool_loop.tools import run_tool
 
 from .parser import Action, FinalAnswer, FormatError, Step, parse, split_off_observation
@@ -35,7 +38,6 @@ from .prompt import FORMAT, SYSTEM
 # strings; the newline variant also cuts the line break before it.
 STOP = ["\nObservation:", "Observation:"]
 MAX_FORMAT_ERRORS = 3  # in a row: by then the error messages are not helping, turns only cost
-EMPTY_REPLY = "(empty reply)"  # providers refuse an assistant message with no text
 
 INVENTED_NOTE = (
     "Note: your last reply went on past the Action Input and contained an Observation "
@@ -125,6 +127,8 @@ def run(
                 result.hallucinated_observations += 1
                 notes.append(INVENTED_NOTE)
                 console.warn(f"the model invented an Observation; discarded {glimpse(invented)}")
+            if reply.stop_reason == "max_tokens":  # cut off: what it began to write never ran
+                return result.ended("max_tokens")
 
             try:
                 step = parse(text)

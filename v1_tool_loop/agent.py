@@ -4,7 +4,8 @@ The whole agent is this loop:
 
     ask the model ─► it answers with text and/or tool calls
          ▲                         │
-         │        stop_reason != "tool_use"? ──► done: its text is the answer
+         │      stop_reason == "max_tokens"? ──► stopped: the reply was cut off
+         │      stop_reason != "tool_use"?   ──► done: its text is the answer
          │                         │
          └── append the results ◄── run every tool call
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm import Console, Message, Model, ModelError, RunResult
-from llm.result import INTERRUPTED, close_open_turn, tool_uses
+from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 
 from .tools import TOOLS, run_tool
 
@@ -52,6 +53,9 @@ def run(
                 if block["type"] == "text":
                     console.say(block["text"])
 
+            if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
+                close_open_turn(messages, CUT_OFF)
+                return RunResult("max_tokens", messages, usage)
             if reply.stop_reason != "tool_use":
                 return RunResult("done", messages, usage)
 
