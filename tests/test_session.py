@@ -498,3 +498,21 @@ def test_any_history_stays_valid_and_reloads_identically(steps: list) -> None:
         session.close()
         with store.open(session.id) as reloaded:
             assert reloaded.messages() == before
+
+
+def test_the_benchmark_prints_its_figures() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lab.bench_sessions", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.lstrip()[:1].isdigit()]
+    assert len(rows) == 2, (
+        done.stdout
+    )  # one per size: count, file, load, per message, memory, appends
+    assert all(row[4] == "ms" and row[6] == "µs" and row[8] == "MB" for row in rows), done.stdout
+    assert "load time per message (target < 50 µs, linear)" in done.stdout
+    assert "store cost per turn at 1,000 messages (2 appends + messages()):" in done.stdout
