@@ -1,0 +1,476 @@
+"""Sessions: every conversation saved as it happens, resumable after a restart or a crash.
+
+A session is one JSON-lines file, `.agent/sessions/<id>.jsonl` in the work directory.
+The first line is a header; after it, each message is one line in the canonical shape
+(`role` and `content`, exactly what the model is sent), written once, with a single
+`write` and an `fsync`, the moment it exists.  A line whose object has a `type` field
+is a record, not a message: the header, and compactions.
+
+    {"type":"session","schema":1,"id":"20250314-153012-a1b2c3","created":"2025-03-14T15:30:12+01:00","model":"anthropic:claude-sonnet-4-5","chapter":"v4_memory"}
+    {"role":"user","content":"Why does test_parse fail?"}
+    {"role":"assistant","content":[{"type":"tool_use","id":"toolu_01","name":"bash","input":{"command":"pytest"}}]}
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"...","is_error":false}]}
+    {"role":"assistant","content":[{"type":"text","text":"It dropped the last line. Fixed."}]}
+    {"type":"compaction","upto":3,"summary":{"role":"user","content":"Summary so far: ..."}}
+
+A compaction record says "replace the first `upto` messages of the history, as it
+stands at this point, by this summary".  The summarised messages stay in the file
+(nothing is rewritten); loading replays the lines in order, so a resumed session sees
+exactly the context the running one had: here, the summary and the last answer.
+
+Loading repairs what a crash can leave, and says so in `Session.repairs`:
+
+- a torn last line (the process died during its write) is dropped, and the next
+  append starts on a fresh line, so nothing written later is lost (see `jsonl`);
+- an undecodable line in the middle is skipped, everything after it is kept;
+- a `tool_use` whose `tool_result` was never written is answered with an error
+  result, "interrupted before a result was recorded": the API refuses a call
+  without its result, and the model learns that the tool may not have run;
+- two messages from the same side in a row are joined into one, as the Anthropic
+  API itself does; OpenAI-compatible servers whose chat template insists on
+  alternating roles would refuse them otherwise.  A history that ends with a user
+  message is left as it is: it is a valid request, so a resumed loop may ask the
+  model to finish the interrupted turn, and a new user message is joined to it.
+
+The repairs are never written back.  The file records what happened; the repaired
+history is computed from it, and the same code repairs a message whether it is being
+loaded or appended, so every load gives the same history the running session had.
+
+Only one process may have a session open (see `_lock`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import json
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from llm.result import text_of, tool_uses
+from llm.types import Block, Message
+
+from . import jsonl
+
+SESSIONS_DIR = Path(".agent", "sessions")  # inside the work directory
+SCHEMA = 1  # the header's version; a file from a newer version is refused, not misread
+CHAPTER = "v4_memory"
+INTERRUPTED = "interrupted before a result was recorded"
+LOST_START = "[the start of this conversation could not be read]"
+_ID = re.compile(r"[\w-]+")  # no `/` or `.`, so an id cannot name a file outside the store
+_RESERVED = ("type", "schema", "id", "created")
+
+
+class SessionError(Exception):
+    """A session that cannot be opened or written; the message says what to do."""
+
+
+class SessionNotFound(SessionError):
+    """No session has this id."""
+
+
+class SessionBusy(SessionError):
+    """Another process has the session open."""
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One row of `/sessions`: enough to choose a session without loading it.
+
+    `messages` counts the message lines in the file, compacted ones included.
+    """
+
+    id: str
+    created: datetime
+    last_active: datetime
+    messages: int
+    first_line: str
+
+
+class SessionStore:
+    """The sessions of one work directory: `SessionStore(workdir / SESSIONS_DIR)`.
+
+    `sync=False` skips the fsync after each line: a crash of the process still loses
+    nothing (the data is in the kernel already), a power cut may lose the last lines.
+    """
+
+    def __init__(self, root: str | Path, *, sync: bool = True) -> None:
+        self.root = Path(root)
+        self.sync = sync
+
+    def create(self, meta: dict[str, Any] | None = None) -> Session:
+        """Start a new session; `meta` adds to its header (`model`, `chapter`, …)."""
+        meta = meta or {}
+        if clash := [key for key in _RESERVED if key in meta]:
+            raise ValueError(f"the header sets {', '.join(clash)} itself; leave them out of meta")
+        self.root.mkdir(parents=True, exist_ok=True)
+        session_id = _new_id()
+        while self._path(session_id).exists():  # two sessions started in the same second
+            session_id = _new_id()
+        created = datetime.now().astimezone().isoformat(timespec="seconds")
+        header = {
+            "type": "session",
+            "schema": SCHEMA,
+            "id": session_id,
+            "created": created,
+            "model": None,
+            "chapter": CHAPTER,
+            **meta,
+        }
+        session = Session(self._path(session_id), sync=self.sync)
+        try:
+            jsonl.append(session.path, header, sync=self.sync)
+        except BaseException:
+            session.close()
+            raise
+        session.header = header
+        return session
+
+    def open(self, session_id: str) -> Session:
+        """Load a session to continue it, repaired; refused while another process has it."""
+        path = self._path(session_id)
+        if not _ID.fullmatch(session_id) or not path.is_file():
+            raise SessionNotFound(
+                f"no session {session_id!r} in {self.root}: "
+                "/sessions lists them, --continue resumes the latest"
+            )
+        session = Session(path, sync=self.sync)
+        try:
+            session._load()
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    def list(self) -> list[SessionInfo]:
+        """Every session, the most recently active first."""
+        infos = [_info(path) for path in self.root.glob("*.jsonl")]
+        return sorted(infos, key=lambda info: info.last_active, reverse=True)
+
+    def latest(self) -> SessionInfo | None:
+        """The most recently active session, or None when there is none yet."""
+        paths = self.root.glob("*.jsonl")
+        newest = max(paths, key=lambda path: path.stat().st_mtime_ns, default=None)
+        return _info(newest) if newest else None
+
+    def _path(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.jsonl"
+
+
+class Session:
+    """One conversation on disk, open for this process alone until `close()`.
+
+    `messages()` is what to send to the model; `append` saves a message and adds it;
+    `repairs` lists, one line each, what loading had to mend ("message 7" is the
+    seventh message line of the file).
+    """
+
+    def __init__(self, path: Path, *, sync: bool = True) -> None:
+        self.path = path
+        self.id = path.stem
+        self.header: dict[str, Any] = {}
+        self.repairs: list[str] = []
+        self._lock: int | None = _lock(path)
+        self._sync = sync
+        self._history: list[Message] = []  # repaired and compacted, as the model sees it
+        self._stored = 0  # message lines read or written: numbers the repair notes
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Let another process open the session.  Closing the lock file releases the lock."""
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def _load(self) -> None:
+        """Replay the file: the header, then each message and compaction, in order."""
+        # A load makes a few objects per message and no reference cycles, but Python's
+        # cycle collector walks all of them again each time enough new ones pile up:
+        # the time per message would grow with the session.  Paused, it stays flat
+        # (`python -m lab.bench_sessions` shows it).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._replay_file()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _replay_file(self) -> None:
+        loaded = jsonl.load(self.path)
+        self.repairs = loaded.problems
+        records = loaded.records
+        if records and records[0].get("type") == "session":
+            self.header = records[0]
+            records = records[1:]
+        else:
+            self.repairs.append("no header line: the session's date and model are unknown")
+        schema = self.header.get("schema", SCHEMA)
+        if not isinstance(schema, int) or schema > SCHEMA:
+            raise SessionError(
+                f"session {self.id} has format version {schema!r}, newer than this code "
+                f"reads ({SCHEMA}): update the course to open it"
+            )
+        for record in records:
+            self._replay(record)
+        calls = _open_calls(self._history)
+        if calls:  # messages() answers them each time; the note is made once, here
+            _answer({"role": "user", "content": []}, calls, self._stored, self.repairs)
+
+    def messages(self) -> list[Message]:
+        """The history as the model will see it.  Treat the dicts as read-only."""
+        calls = _open_calls(self._history)
+        if not calls:
+            return list(self._history)
+        # The last tool calls have no result yet: a crash, or a look in the middle of a turn.
+        return [*self._history, _answer({"role": "user", "content": []}, calls, 0, [])]
+
+    def append(self, message: Message) -> None:
+        """Save `message` as one line (one write, fsync), then add it to the history."""
+        self._check_open()
+        if problem := _shape_problem(message):
+            raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
+        # Decoded from its own encoding: the history holds what a reload would read,
+        # with no list shared with the caller that could change after the write.
+        message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
+        jsonl.append(self.path, message, sync=self._sync)
+        self._stored += 1
+        _mend(self._history, message, self._stored)  # notes not kept: loading reports them
+
+    def boundaries(self) -> list[int]:
+        """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
+        history = self._history
+        return [upto for upto in range(1, len(history) + 1) if not tool_uses(history[upto - 1])]
+
+    def compact(self, upto: int, summary_message: Message) -> None:
+        """Replace the first `upto` messages of the history by `summary_message`, for good.
+
+        The summary must be a user message of plain text, since it becomes the first
+        message.  A kept user message right after it is joined to it.
+        """
+        self._check_open()
+        _check_compaction(self._history, upto, summary_message)
+        summary = {"role": "user", "content": summary_message["content"]}
+        record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
+        jsonl.append(self.path, record, sync=self._sync)
+        _compact(self._history, upto, record["summary"])
+
+    def _replay(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if kind is None:
+            self._stored += 1
+            if problem := _shape_problem(record):
+                self.repairs.append(f"message {self._stored}: {problem}, skipped")
+            else:
+                self.repairs += _mend(self._history, record, self._stored)
+        elif kind == "compaction":
+            try:
+                _check_compaction(self._history, record.get("upto"), record.get("summary"))
+                _compact(self._history, record["upto"], record["summary"])
+            except ValueError as error:  # an earlier line was lost, so the cut no longer fits
+                self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
+        else:
+            self.repairs.append(f"record of unknown type {kind!r} skipped")
+
+    def _check_open(self) -> None:
+        if self._lock is None:
+            raise SessionError(f"session {self.id} is closed: open it again to add to it")
+
+
+def _lock(session_path: Path) -> int:
+    """Lock `<id>.lock` for as long as this process has the session open.
+
+    `flock` is a lock the kernel keeps on an open file, and the kernel closes every file
+    of a process that ends, even by `kill -9`.  So the lock cannot outlive its holder:
+    a lock left by a dead process is already free, and the next `open` takes it.  The
+    pid written inside is only there to name the holder in the error message.
+
+    The lock file is never deleted: a process that opened it just before the deletion
+    would lock a file no longer in the directory while a third locks a new one.  And
+    it is not passed on to the commands the agent runs (Python opens files
+    non-inheritable), so a server left running by the bash tool cannot hold it.
+    """
+    fd = os.open(session_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # NB: refuse at once, never wait
+    except BlockingIOError:
+        holder = os.pread(fd, 20, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        who = "this process" if holder == str(os.getpid()) else f"another process (pid {holder})"
+        raise SessionBusy(
+            f"session {session_path.stem} is open in {who}: "
+            "close it there first, or start a new session"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _new_id() -> str:
+    """Sortable by creation time, readable, and unique enough: 16 million per second."""
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+# --- Repairs ---------------------------------------------------------------------------------
+# Loading and appending both add messages through `_mend`, so the history after a
+# reload is the history the running session had: same input, same repairs.
+
+
+def _mend(history: list[Message], message: Message, number: int) -> list[str]:
+    """Add `message` to the end of `history`, mending what a crash or a lost line left."""
+    if not message["content"]:
+        return [f"message {number}: empty, left out"]  # the API refuses empty messages
+    notes: list[str] = []
+    calls = _open_calls(history)
+    if message["role"] == "user":
+        message = _answer(message, calls, number, notes)
+        if not message["content"]:
+            return notes  # it held only results for calls that are gone
+    elif calls:  # an assistant message where the results should be
+        history.append(_answer({"role": "user", "content": []}, calls, number, notes))
+    elif not history:  # the first line was lost; a request must start with the user
+        history.append({"role": "user", "content": LOST_START})
+        notes.append(f"message {number}: no user message before it; a placeholder stands in")
+    if history and history[-1]["role"] == message["role"]:
+        history[-1] = _join(history[-1], message)
+        notes.append(f"message {number}: second {message['role']} message in a row, joined")
+    else:
+        history.append(message)
+    return notes
+
+
+def _open_calls(history: list[Message]) -> list[Block]:
+    """The tool calls at the end of `history` still waiting for their results."""
+    last = history[-1] if history else None
+    return tool_uses(last) if last and last["role"] == "assistant" else []
+
+
+def _answer(message: Message, calls: list[Block], number: int, notes: list[str]) -> Message:
+    """`message` made a valid reply to `calls`: one result per call, first, and no others."""
+    content = message["content"]
+    if not calls and (isinstance(content, str) or all(b["type"] != "tool_result" for b in content)):
+        return message  # the usual user message, after a finished turn
+    blocks = _blocks(message)
+    results = {block["tool_use_id"]: block for block in blocks if block["type"] == "tool_result"}
+    answers = []
+    for call in calls:
+        answer = results.pop(call["id"], None)
+        if answer is None:
+            answer = {
+                "type": "tool_result",
+                "tool_use_id": call["id"],
+                "content": INTERRUPTED,
+                "is_error": True,
+            }
+            notes.append(
+                f"message {number}: tool call {call['id']} ({call['name']}) had no result, "
+                f"answered '{INTERRUPTED}'"
+            )
+        answers.append(answer)
+    for stray in results:
+        notes.append(f"message {number}: result for unknown tool call {stray} dropped")
+    others = [block for block in blocks if block["type"] != "tool_result"]
+    return {"role": "user", "content": answers + others}
+
+
+def _join(first: Message, second: Message) -> Message:
+    return {"role": first["role"], "content": _blocks(first) + _blocks(second)}
+
+
+def _blocks(message: Message) -> list[Block]:
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _shape_problem(message: Any) -> str:
+    """Why `message` is not a canonical message, or "" when it is one."""
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        return "role must be 'user' or 'assistant'"
+    content = message.get("content")
+    if isinstance(content, str):
+        return ""
+    if not isinstance(content, list):
+        return "content must be a string or a list of blocks"
+    own = {"user": "tool_result", "assistant": "tool_use"}[message["role"]]
+    for block in content:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return "every block must be an object with a type"
+        kind = block["type"]
+        if kind in ("tool_use", "tool_result") and kind != own:
+            return f"a {message['role']} message cannot hold a {kind} block"
+        if kind == "tool_use" and not (isinstance(block.get("id"), str) and "name" in block):
+            return "a tool_use block needs an id and a name"
+        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
+            return "a tool_result block needs a tool_use_id"
+    return ""
+
+
+def _check_compaction(history: list[Message], upto: Any, summary: Any) -> None:
+    """Raise ValueError, saying why, unless `compact(upto, summary)` keeps a valid history."""
+    if (
+        _shape_problem(summary)
+        or summary["role"] != "user"
+        or not summary["content"]
+        or any(block["type"] != "text" for block in _blocks(summary))
+    ):
+        raise ValueError("the summary must be a user message of text")
+    if not isinstance(upto, int) or not 1 <= upto <= len(history):
+        raise ValueError(f"upto must be between 1 and {len(history)}, got {upto!r}")
+    calls = tool_uses(history[upto - 1])
+    if calls:
+        allowed = [cut for cut in range(1, len(history) + 1) if not tool_uses(history[cut - 1])]
+        nearest = max((cut for cut in allowed if cut < upto), default=None)
+        raise ValueError(
+            f"compacting {upto} messages would split tool call {calls[0]['id']} from its "
+            f"result; the nearest cut before it is {nearest} (see boundaries())"
+        )
+
+
+def _compact(history: list[Message], upto: int, summary: Message) -> None:
+    kept = history[upto:]
+    if kept and kept[0]["role"] == "user":
+        kept[0] = _join(summary, kept[0])
+    else:
+        kept.insert(0, summary)
+    history[:] = kept
+
+
+# --- Listing ---------------------------------------------------------------------------------
+
+
+def _info(path: Path) -> SessionInfo:
+    """What `/sessions` shows about one file, found without decoding every line."""
+    data = path.read_bytes()
+    last_active = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
+    header = _decode_line(data, 0)
+    try:
+        created = datetime.fromisoformat(header["created"])
+    except (KeyError, TypeError, ValueError):
+        created = last_active
+    # `append` writes `role` first, so a message line, and only a message line, starts so.
+    first_user = data.find(b'\n{"role":"user"')
+    message = _decode_line(data, first_user + 1) if first_user >= 0 else {}
+    try:
+        first_line = next(iter(text_of(message["content"]).strip().splitlines()), "")
+    except (KeyError, TypeError, AttributeError):
+        first_line = ""
+    return SessionInfo(path.stem, created, last_active, data.count(b'\n{"role":'), first_line)
+
+
+def _decode_line(data: bytes, start: int) -> dict[str, Any]:
+    end = data.find(b"\n", start)
+    try:
+        record = json.loads(data[start : end if end >= 0 else len(data)])
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
