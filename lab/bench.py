@@ -1,4 +1,4 @@
-"""Benchmarks: start-up time, the loop's own cost per turn, and the token estimate's speed.
+"""Benchmarks: start-up, the loop's own cost per turn, the token estimate, and a streamed read.
 
     python -m lab.bench
 
@@ -11,7 +11,9 @@ These numbers matter for a learner's experience; each is printed with its target
   tool is timed, only the bookkeeping between them;
 * the token estimate of `llm/tokens.py`, which chapter 4 runs before every call on
   sessions of thousands of messages: its speed per 1,000 characters of mixed text,
-  and the time to estimate a whole 1,000-message request with nothing cached.
+  and the time to estimate a whole 1,000-message request with nothing cached;
+* `read_file` with `limit=2` on a 200 MB log (targets: under 10 ms and 1 MB of memory),
+  which stays cheap because the tool streams the file instead of loading it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from itertools import cycle
 from pathlib import Path
 
@@ -32,13 +35,15 @@ from llm import Message, Reply
 from llm.cassette import ReplayModel
 from llm.tokens import estimate_request, estimate_text
 from v1_tool_loop.agent import SYSTEM, run
-from v1_tool_loop.tools import TOOLS
+from v1_tool_loop.tools import TOOLS, run_tool
 
 STARTUP_TARGET = 0.3  # seconds
 OVERHEAD_TARGET = 1e-3  # seconds per turn
 # Chapter 4 estimates its whole request before every call; a live call takes seconds.
 ESTIMATE_TARGET = 100e-6  # seconds per 1,000 characters
 REQUEST_TARGET = 0.1  # seconds for a request of 1,000 messages, nothing cached
+READ_TIME_TARGET = 10e-3  # seconds for read_file(limit=2)
+READ_MEMORY_TARGET = 1_000_000  # bytes allocated at most during read_file(limit=2)
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -133,6 +138,33 @@ def request_cost(length: int, runs: int) -> tuple[float, int]:
     return statistics.median(times), len(json.dumps(messages, ensure_ascii=False))
 
 
+def write_log(path: Path, size: int) -> None:
+    """A text file of `size` bytes or a little more, numbered lines like a program's log."""
+    block = b"".join(b"%07d INFO request handled in 12 ms\n" % n for n in range(10_000))
+    with open(path, "wb") as file:
+        for _ in range(-(-size // len(block))):
+            file.write(block)
+
+
+def read_costs(megabytes: int, runs: int) -> tuple[list[float], int]:
+    """Seconds per run, and peak bytes allocated in one traced run, of read_file(limit=2)."""
+    with tempfile.TemporaryDirectory() as workdir:
+        write_log(Path(workdir) / "big.log", megabytes * 1_000_000)
+        args = {"path": "big.log", "limit": 2}
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            result = run_tool("read_file", args, workdir)
+            times.append(time.perf_counter() - start)
+        tracemalloc.start()  # a separate run: tracing slows the code it watches
+        run_tool("read_file", args, workdir)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    if result.is_error:
+        raise SystemExit(f"read_file failed: {result.content}")
+    return times, peak
+
+
 def verdict(value: float, target: float) -> str:
     return "ok" if value < target else "OVER TARGET"
 
@@ -143,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--loop-runs", type=int, default=20)
     parser.add_argument("--estimate-runs", type=int, default=10)
+    parser.add_argument("--read-mb", type=int, default=200)
+    parser.add_argument("--read-runs", type=int, default=20)
     args = parser.parse_args(argv)
 
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
@@ -173,6 +207,15 @@ def main(argv: list[str] | None = None) -> int:
         f"token estimate of a 1,000-message request ({characters:,} characters): "
         f"{seconds * 1e3:.1f} ms, {seconds / 1000 * 1e6:.0f} µs a message  "
         f"(target < {REQUEST_TARGET * 1e3:.0f} ms: {verdict(seconds, REQUEST_TARGET)})"
+    )
+    print(f"measuring read_file on a {args.read_mb} MB file ({args.read_runs} runs) …", flush=True)
+    times, peak = read_costs(args.read_mb, args.read_runs)
+    median = statistics.median(times)
+    within = median < READ_TIME_TARGET and peak < READ_MEMORY_TARGET
+    print(
+        f"read_file limit=2 on a {args.read_mb} MB file: median {median * 1e3:.2f} ms, "
+        f"peak memory {peak / 1e3:.0f} KB  (target < {READ_TIME_TARGET * 1e3:.0f} ms and "
+        f"< {READ_MEMORY_TARGET / 1e6:.0f} MB: {'ok' if within else 'OVER TARGET'})"
     )
     return 0
 

@@ -19,6 +19,19 @@ from typing import Any, TextIO
 PREVIEW_LINES = 4
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
+# Characters a terminal obeys instead of showing: ESC starts colours and cursor moves,
+# "\r" rewrites the line, U+202E turns text around.  They are printed as their Python
+# escapes (ESC as \x1b), so a tool's output or the model's words cannot act on the
+# terminal; tab and newline keep their meaning.  The model still gets the real text.
+CONTROLS = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F)]
+CONTROLS += range(0x2066, 0x206A)  # the bidirectional isolates, like U+202A-U+202E
+ESCAPED = {code: repr(chr(code))[1:-1] for code in CONTROLS if chr(code) not in "\t\n"}
+
+
+def visible(text: str) -> str:
+    r"""`text` with control characters shown escaped; a Windows "\r\n" counts as a newline."""
+    return text.replace("\r\n", "\n").translate(ESCAPED)
+
 
 class Console:
     """Prints a run compactly; `quiet=True` prints nothing (the final answer is the caller's)."""
@@ -33,6 +46,7 @@ class Console:
     def _print(self, text: str, style: str = "") -> None:
         if self.quiet:
             return
+        text = visible(text)
         codes = {"dim": "2", "bold": "1", "red": "31", "cyan": "36", "yellow": "33"}
         if self.color and style:
             text = f"\033[{codes[style]}m{text}\033[0m"
@@ -55,7 +69,8 @@ class Console:
         self._print(f"→ {name}  {_key_argument(args)}", "cyan")
 
     def tool_result(self, content: str, is_error: bool) -> None:
-        lines = content.splitlines() or ["(no output)"]
+        # Split at newlines only: \f or U+2028 are shown escaped, not as line breaks.
+        lines = visible(content.rstrip("\n")).split("\n") if content.strip() else ["(no output)"]
         shown = lines[:PREVIEW_LINES]
         if len(lines) > PREVIEW_LINES:
             shown.append(f"… (+{len(lines) - PREVIEW_LINES} lines)")

@@ -76,3 +76,4 @@ def test_benchmark_prints_its_figures() -> None:
     assert done.returncode == 0, done.stderr
     assert "start-up" in done.stdout and "loop overhead per turn: median" in done.stdout
     assert "token estimate: " in done.stdout and "1,000-message request" in done.stdout
+    assert "read_file limit=2 on a 200 MB file: median" in done.stdout

@@ -7,12 +7,15 @@ to do, and must leave the files as they were.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS, run_tool
+from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS, ToolResult, run_tool
 
 
 def call(workdir: Path, name: str, **args):
@@ -185,14 +188,34 @@ def test_ordinary_commands_are_not_refused(tmp_path: Path, command: str) -> None
 def test_read_file_errors_say_what_to_do(tmp_path: Path) -> None:
     (tmp_path / "folder").mkdir()
     (tmp_path / "image.bin").write_bytes(b"\x89PNG\x00\x01\x02")
-    (tmp_path / "latin1.txt").write_bytes("café".encode("latin-1"))
     missing = call(tmp_path, "read_file", path="nope.txt")
     assert missing.is_error and "no such file" in missing.content and "ls" in missing.content
     folder = call(tmp_path, "read_file", path="folder")
     assert folder.is_error and "is a folder" in folder.content
-    for name in ("image.bin", "latin1.txt"):
-        binary = call(tmp_path, "read_file", path=name)
-        assert binary.is_error and "binary file" in binary.content
+    binary = call(tmp_path, "read_file", path="image.bin")
+    assert binary.is_error and "binary file (7 bytes)" in binary.content
+
+
+@pytest.mark.parametrize(
+    ("data", "hint"),
+    [
+        ("café crème\n".encode("latin-1"), "iconv -f latin1 -t utf-8 old.txt"),
+        ("中文注释\n".encode("gbk"), "iconv -f gb18030 -t utf-8 old.txt"),
+        ("hello\n".encode("utf-16"), "iconv -f utf-16 -t utf-8 old.txt"),
+    ],
+)
+def test_text_in_another_encoding_is_named_so_with_a_way_to_read_it(
+    tmp_path: Path, data: bytes, hint: str
+) -> None:
+    (tmp_path / "old.txt").write_bytes(data)
+    for name, args in [
+        ("read_file", {}),
+        ("edit_file", {"old_text": "caf", "new_text": "x"}),
+    ]:
+        result = run_tool(name, {"path": "old.txt", **args}, tmp_path)
+        assert result.is_error and "is not UTF-8 text" in result.content
+        assert hint in result.content and "binary" not in result.content
+    assert (tmp_path / "old.txt").read_bytes() == data
 
 
 def test_read_file_pages_long_files(tmp_path: Path) -> None:
@@ -241,6 +264,87 @@ def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     assert result.is_error
     for tool in TOOLS:
         assert tool["name"] in result.content
+
+
+HOSTILE_CALLS = [
+    (["bash"], {"command": "echo hi"}),
+    ({"name": "bash"}, {"command": "echo hi"}),
+    (None, {}),
+    (7, {}),
+    ("", {}),
+    ("x" * 10_000, {}),
+    ("bash", {1: "echo hi"}),
+    ("bash", {"command": "echo hi", None: 1}),
+    ("bash", {"command": "echo\0hi"}),
+    ("bash", ["echo hi"]),
+    ("bash", None),
+    ("read_file", {"path": "\ud800"}),
+    ("read_file", {"path": "a.txt", "offset": 10**100}),
+    ("read_file", {"path": "a.txt", "limit": -(10**100)}),
+    ("write_file", {"path": "a.txt", "content": "\ud800"}),
+    ("write_file", {"path": "", "content": "x"}),
+    ("edit_file", {"path": ".", "old_text": "a", "new_text": "b"}),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), HOSTILE_CALLS)
+def test_run_tool_answers_hostile_calls_with_an_error(tmp_path: Path, name, args) -> None:
+    (tmp_path / "a.txt").write_text("kept\n")
+    result = run_tool(name, args, tmp_path)
+    assert isinstance(result.content, str) and result.is_error
+    assert len(result.content) < 1000  # a 10,000-character name is not echoed whole
+    assert (tmp_path / "a.txt").read_text() == "kept\n"
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+ARGUMENT_NAMES = st.sampled_from(["path", "content", "offset", "limit", "old_text", "new_text"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(["read_file", "write_file", "edit_file"]) | JSON_VALUES,
+    args=st.dictionaries(ARGUMENT_NAMES | st.integers(), JSON_VALUES) | JSON_VALUES,
+)
+def test_run_tool_never_raises_whatever_it_is_sent(name: object, args: object) -> None:
+    # bash is left out: a random string that happens to be valid would run as a command.
+    with tempfile.TemporaryDirectory() as workdir:
+        result = run_tool(name, args, workdir)
+    assert isinstance(result, ToolResult) and isinstance(result.content, str)
+
+
+def test_a_table_of_ones_own_goes_through_the_same_door(tmp_path: Path) -> None:
+    notes: list[str] = []
+
+    def note(workdir: Path, text: str) -> str:  # a handler that keeps state between calls
+        notes.append(text)
+        return f"{len(notes)} note(s)"
+
+    schema = {
+        "name": "note",
+        "description": "Keep a note.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The note."}},
+            "required": ["text"],
+        },
+    }
+    table = {"schemas": {"note": schema}, "handlers": {"note": note}}
+
+    assert run_tool("note", {"text": "first"}, tmp_path, **table).content == "1 note(s)"
+    for args, expected in [
+        ({}, "note: missing argument(s): text. Expected: text (string, required)"),
+        ({"text": 3}, "argument 'text' must be of type string"),
+        ({"text": "x", "extra": 1}, "unexpected argument(s): extra"),
+    ]:
+        result = run_tool("note", args, tmp_path, **table)
+        assert result.is_error and expected in result.content
+    bash = run_tool("bash", {"command": "touch ran"}, tmp_path, **table)
+    assert bash.is_error and bash.content.endswith("Available tools: note")
+    assert notes == ["first"] and not (tmp_path / "ran").exists()
 
 
 @pytest.mark.parametrize(

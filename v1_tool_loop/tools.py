@@ -7,31 +7,35 @@ never raises for anything a model can send: every problem comes back as a
 `ToolResult` with `is_error=True` and a message that says how to fix the call.
 
 Every path is resolved inside the work directory; `..`, `~`, absolute paths
-elsewhere and symlinks that lead out are refused.
+elsewhere and symlinks that lead out are refused.  How the tools keep to the work
+directory and to their limits (safe writes, streaming reads, stopping what a command
+leaves behind, the guard against destructive commands) is in `sandbox.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import selectors
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from llm.types import INVALID_JSON
 
+from .sandbox import (
+    EDIT_LIMIT,
+    OUTPUT_LIMIT,
+    ToolError,
+    read_lines,
+    read_text,
+    refusal_reason,
+    run_command,
+    write_text,
+)
+
 DEFAULT_TIMEOUT = 60  # seconds a bash command may run unless the model asks for more
 MAX_TIMEOUT = 600
-OUTPUT_LIMIT = 30_000  # bytes of tool output the model sees (~8k tokens)
 READ_LINES = 400  # lines read_file returns when the model gives no limit
-EXIT_GRACE = 0.5  # seconds to keep reading after bash exits, for output still in flight
 
 
 @dataclass
@@ -42,10 +46,6 @@ class ToolResult:
     is_error: bool = False
 
 
-class ToolError(Exception):
-    """The call could not be done; the message is written for the model to act on."""
-
-
 TOOLS: list[dict[str, Any]] = [
     {
         "name": "bash",
@@ -53,8 +53,9 @@ TOOLS: list[dict[str, Any]] = [
             "Run a shell command in the work directory and return its output (stdout and "
             "stderr together) and exit code. Use it to list files, run tests and programs. "
             f"Commands are killed after `timeout` seconds (default {DEFAULT_TIMEOUT}, "
-            f"at most {MAX_TIMEOUT}); processes left in the background are stopped when "
-            "the command returns."
+            f"at most {MAX_TIMEOUT}); processes left in the background, detached ones "
+            "included, are stopped when the command returns. The agent's API keys are "
+            "not in its environment."
         ),
         "input_schema": {
             "type": "object",
@@ -68,8 +69,9 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "read_file",
         "description": (
-            f"Read a text file. Returns up to `limit` lines (default {READ_LINES}) "
-            "starting at line `offset` (1-based), and says how many lines remain."
+            f"Read a UTF-8 text file. Returns up to `limit` lines (default {READ_LINES}, "
+            f"at most {OUTPUT_LIMIT} bytes) starting at line `offset` (1-based), and says "
+            "where to go on."
         ),
         "input_schema": {
             "type": "object",
@@ -99,7 +101,8 @@ TOOLS: list[dict[str, Any]] = [
         "name": "edit_file",
         "description": (
             "Replace one exact piece of text in a file. `old_text` must match exactly "
-            "one place, whitespace included; read the file first."
+            "one place, whitespace included; read the file first. Files of up to "
+            f"{EDIT_LIMIT:,} bytes."
         ),
         "input_schema": {
             "type": "object",
@@ -114,150 +117,7 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-# --- paths -------------------------------------------------------------------------
-
-
-def safe_path(workdir: Path, path: str) -> Path:
-    """Resolve `path` inside `workdir`, following symlinks, or refuse."""
-    if "\0" in path:
-        raise ToolError("the path contains a NUL byte; give a plain file path")
-    if path.startswith("~"):
-        raise ToolError(f"'{path}': '~' is not expanded; give a path inside the work directory")
-    root = workdir.resolve()
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
-        raise ToolError(f"'{path}' is outside the work directory {root}; use a path inside it")
-    return target
-
-
-def read_text(workdir: Path, path: str) -> tuple[Path, str]:
-    """The file's path and text, or a ToolError saying why it cannot be read as text."""
-    target = safe_path(workdir, path)
-    if not target.exists():
-        raise ToolError(f"no such file: '{path}'. List the folder with bash `ls` to find it.")
-    if target.is_dir():
-        raise ToolError(f"'{path}' is a folder; list it with bash `ls {path}`")
-    data = target.read_bytes()
-    try:
-        if b"\0" in data[:8192]:
-            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
-        return target, data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(
-            f"'{path}' is a binary file ({len(data)} bytes), not text; inspect it with "
-            f"bash (`file {path}`, `xxd {path} | head`)"
-        ) from None
-
-
-def write_atomically(target: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a crash never leaves half a file."""
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        if target.exists():
-            os.chmod(temporary, target.stat().st_mode)
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
 # --- handlers ------------------------------------------------------------------------
-
-DESTRUCTIVE = [
-    (r"\brm\s+(-\S+\s+)*(/|/\*|~|~/|~/\*|\$HOME/?\*?)(\s|$|[;&|])", "deletes all of / or ~"),
-    (r"--no-preserve-root", "disables rm's protection of /"),
-    (r"\bmkfs(\.\w+)?\b", "formats a file system"),
-    (r"\bdd\b.*\bof=/dev/", "writes raw data to a device"),
-    (r">\s*/dev/(sd|hd|vd|nvme|disk|mmcblk)", "overwrites a disk device"),
-    (r":\s*\(\s*\)\s*\{.*:\s*\|\s*:", "is a fork bomb"),
-    (r"(^|[;&|(]\s*)(shutdown|reboot|halt|poweroff)\b", "stops the machine"),
-    (r"(^|[;&|(]\s*)sudo\b", "asks for root rights"),
-    (r"\bchmod\s+-R\s+\S+\s+/(\s|$)", "changes permissions of the whole file system"),
-]
-
-
-def refusal_reason(command: str) -> str | None:
-    """Why a command is plainly destructive, or None.  A guard rail, not a sandbox."""
-    for pattern, reason in DESTRUCTIVE:
-        if re.search(pattern, command):
-            return reason
-    return None
-
-
-class _Capture:
-    """Keeps the first and last halves of OUTPUT_LIMIT bytes of output of any length."""
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self.half = limit // 2
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        del self.tail[: max(0, len(self.tail) - self.half)]
-
-    def text(self) -> str:
-        cut = self.total - len(self.head) - len(self.tail)
-        if cut <= 0:
-            return bytes(self.head + self.tail).decode("utf-8", "replace")
-        return (
-            self.head.decode("utf-8", "replace")
-            + f"\n[… {cut} bytes cut from the middle of the output …]\n"
-            + self.tail.decode("utf-8", "replace")
-        )
-
-
-def _read_output(process: subprocess.Popen, timeout: float) -> tuple[_Capture, bool]:
-    """Read merged output until the command has exited or the deadline passes (True if so)."""
-    capture = _Capture()
-    fd = process.stdout.fileno()  # type: ignore[union-attr]
-    deadline = time.monotonic() + timeout
-    exited_at = None
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return capture, True
-            if exited_at is None and process.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE:
-                return capture, False  # a background process still holds the pipe
-            if selector.select(min(0.1, deadline - now)):
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    break
-                capture.add(chunk)
-    # End of output is not the end of the command: wait for its exit status too.
-    try:
-        process.wait(max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        return capture, True
-    return capture, False
-
-
-def _stop_process_group(process: subprocess.Popen) -> None:
-    """Kill the command and everything it started, and reap it."""
-    with contextlib.suppress(ProcessLookupError):  # the whole group may be gone already
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    process.stdout.close()  # type: ignore[union-attr]
-
-
-def _command_environment() -> dict[str, str]:
-    """This process's environment with its interpreter's folder first on PATH.
-
-    So `python` in a command is the Python running the agent, virtualenv included,
-    even when the learner started it as `.venv/bin/python -m …` without activating.
-    """
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    return {**os.environ, "PATH": path}
 
 
 def bash(workdir: Path, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
@@ -267,31 +127,18 @@ def bash(workdir: Path, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     if timeout < 1:
         raise ToolError("timeout must be at least 1 second")
     timeout = min(timeout, MAX_TIMEOUT)
-    process = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=workdir,
-        env=_command_environment(),
-        stdin=subprocess.DEVNULL,  # a command waiting for input gets end-of-file, not a hang
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group, so a timeout can kill all of it
-    )
-    try:
-        capture, timed_out = _read_output(process, timeout)
-    finally:
-        _stop_process_group(process)
-    output = capture.text().rstrip("\n")
-    if timed_out:
+    outcome = run_command(command, workdir, timeout)
+    if outcome.timed_out:
         raise ToolError(
             _with_note(
-                output,
+                outcome.output,
                 f"[timed out after {timeout}s: the command and all it started were killed; "
                 "above is what it printed until then]",
             )
         )
-    if process.returncode != 0:
-        raise ToolError(_with_note(output, f"[exit code {process.returncode}]"))
-    return output or "(no output)"
+    if outcome.exit_code != 0:
+        raise ToolError(_with_note(outcome.output, f"[exit code {outcome.exit_code}]"))
+    return outcome.output or "(no output)"
 
 
 def _with_note(output: str, note: str) -> str:
@@ -299,41 +146,45 @@ def _with_note(output: str, note: str) -> str:
 
 
 def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES) -> str:
-    _, text = read_text(workdir, path)
-    lines = text.splitlines()
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1)")
-    if not lines:
-        return "(empty file)"
-    if offset > len(lines):
-        raise ToolError(f"offset {offset} is past the end: '{path}' has {len(lines)} lines")
-    shown = lines[offset - 1 : offset - 1 + limit]
-    body = "\n".join(shown)
-    if len(body) > OUTPUT_LIMIT:
-        body = body[:OUTPUT_LIMIT] + "\n[… cut: read fewer lines at a time with `limit`]"
-    last = offset + len(shown) - 1
-    if last < len(lines):
+    page = read_lines(workdir, path, offset, limit)
+    if not page.lines:
+        if page.total == 0:
+            return "(empty file)"
+        raise ToolError(f"offset {offset} is past the end: '{path}' has {page.total} lines")
+    body = "\n".join(page.lines)
+    last = offset + len(page.lines) - 1
+    if page.cut:
         body += (
-            f"\n[lines {offset}-{last} of {len(lines)}; {len(lines) - last} more: "
-            f"read_file with offset={last + 1}]"
+            f"\n[line {last} is longer than {OUTPUT_LIMIT} bytes and was cut; see the rest "
+            f"with bash, e.g. `sed -n {last}p {path} | cut -c {OUTPUT_LIMIT + 1}-`]"
         )
-    return body
+    if page.total is not None and last >= page.total:
+        return body
+    shown = f"lines {offset}-{last}" + ("" if page.total is None else f" of {page.total}")
+    if len(page.lines) < limit and not page.cut:
+        shown += f", as many as fit in {OUTPUT_LIMIT} bytes"
+    left = (
+        f"{page.bytes_after:,} more bytes, too many to count the lines"
+        if page.total is None
+        else f"{page.total - last} more"
+    )
+    return f"{body}\n[{shown}; {left}: read_file with offset={last + 1}]"
 
 
 def write_file(workdir: Path, path: str, content: str) -> str:
-    target = safe_path(workdir, path)
-    if target.is_dir():
-        raise ToolError(f"'{path}' is a folder; give a file path")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, content)
-    return f"wrote {len(content.splitlines())} lines to {path}"
+    write_text(workdir, path, content)
+    return f"wrote {_count_lines(content)} lines to {path}"
 
 
 def edit_file(workdir: Path, path: str, old_text: str, new_text: str) -> str:
-    target, text = read_text(workdir, path)
     if not old_text:
         raise ToolError("old_text is empty; copy the exact lines to replace from the file")
-    matches = text.count(old_text)
+    text = read_text(workdir, path)
+    if _uses_crlf(text):  # read_file showed its lines without "\r"; write them back with it
+        old_text, new_text = _with_crlf(old_text), _with_crlf(new_text)
+    matches = _count_places(text, old_text)
     if matches == 0:
         raise ToolError(
             f"old_text was not found in '{path}'; the file is unchanged. Read the file and "
@@ -344,9 +195,30 @@ def edit_file(workdir: Path, path: str, old_text: str, new_text: str) -> str:
             f"old_text matches {matches} places in '{path}'; the file is unchanged. "
             "Include more surrounding lines so it matches exactly one."
         )
-    write_atomically(target, text.replace(old_text, new_text, 1))
-    old_lines, new_lines = len(old_text.splitlines()), len(new_text.splitlines())
-    return f"edited {path}: {old_lines} line(s) replaced by {new_lines}"
+    write_text(workdir, path, text.replace(old_text, new_text, 1))
+    return f"edited {path}: {_count_lines(old_text)} line(s) replaced by {_count_lines(new_text)}"
+
+
+def _count_places(text: str, part: str) -> int:
+    """In how many places `part` starts in `text`, overlaps included: "aa" is twice in "aaa"."""
+    places, start = 0, text.find(part)
+    while start != -1:
+        places, start = places + 1, text.find(part, start + 1)
+    return places
+
+
+def _uses_crlf(text: str) -> bool:
+    r"""Whether most of the file's line breaks are Windows' "\r\n"."""
+    return text.count("\r\n") * 2 > text.count("\n")
+
+
+def _with_crlf(text: str) -> str:
+    return re.sub(r"\r?\n", "\r\n", text)
+
+
+def _count_lines(text: str) -> int:
+    r"""Lines as read_file counts them: each "\n" ends one, and so does the end of the text."""
+    return text.count("\n") + (not text.endswith("\n")) if text else 0
 
 
 HANDLERS: dict[str, Callable[..., str]] = {
@@ -388,7 +260,7 @@ def argument_problem(schema: dict[str, Any], args: Any) -> str | None:
     missing = [name for name in schema["input_schema"].get("required", []) if name not in args]
     if missing:
         return f"missing argument(s): {', '.join(missing)}"
-    unexpected = [name for name in args if name not in properties]
+    unexpected = [str(name) for name in args if name not in properties]
     if unexpected:
         return f"unexpected argument(s): {', '.join(unexpected)}"
     for name, value in args.items():
@@ -402,16 +274,27 @@ def argument_problem(schema: dict[str, Any], args: Any) -> str | None:
 SCHEMAS = {tool["name"]: tool for tool in TOOLS}
 
 
-def run_tool(name: str, args: Any, workdir: str | Path) -> ToolResult:
-    """Check the call against its schema, run the handler, and turn any failure into text."""
-    schema = SCHEMAS.get(name)
+def run_tool(
+    name: Any,
+    args: Any,
+    workdir: str | Path,
+    *,
+    schemas: Mapping[str, dict[str, Any]] = SCHEMAS,
+    handlers: Mapping[str, Callable[..., str]] = HANDLERS,
+) -> ToolResult:
+    """Check the call against its schema, run the handler, and turn any failure into text.
+
+    `schemas` and `handlers` are the tools on offer, chapter 1's four by default; a
+    later chapter passes its own (more tools, or fewer) and keeps this one door.
+    """
+    schema = schemas.get(name) if isinstance(name, str) else None
     if schema is None:
-        return ToolResult(f"unknown tool '{name}'. Available tools: {', '.join(SCHEMAS)}", True)
+        return ToolResult(f"unknown tool {name!r:.80}. Available tools: {', '.join(schemas)}", True)
     problem = argument_problem(schema, args)
     if problem:
         return ToolResult(f"{name}: {problem}. Expected: {describe_arguments(schema)}", True)
     try:
-        return ToolResult(HANDLERS[name](Path(workdir), **args))
+        return ToolResult(handlers[name](Path(workdir), **args))
     except ToolError as error:
         return ToolResult(str(error), True)
     except OSError as error:
