@@ -33,8 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,7 +111,7 @@ class Turn:
     """One model call as the demo made it: the reply, what was sent, what the loop did next."""
 
     reply: Reply
-    request: dict[str, int]  # characters of each part of the request
+    request: dict[str, int]  # characters of the parts sent before the conversation
     tools: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -137,26 +136,22 @@ class WatchedModel:
         request = {
             "system prompt": len(system),
             "tool schemas": len(json.dumps(tools, ensure_ascii=False)) if tools else 0,
-            "messages": len(json.dumps(messages, ensure_ascii=False)),
         }
         self.turns.append(Turn(reply, request))
         return reply
 
 
 class TurnConsole(Console):
-    """A silent console that notes, turn by turn, the tool calls and warnings the loop shows.
+    """A silent console that files each tool call and warning under the turn it belongs to.
 
-    Every chapter's loop opens `thinking()` once per model call and reports each tool
-    call and each warning to its console, so this works for every chapter alike.
+    Every chapter's loop reports its tool calls and warnings to its console right
+    after the model call that caused them, so this works for every chapter alike:
+    chapter 1 reads them from `tool_use` blocks, chapter 0 from parsed text.
     """
 
     def __init__(self, model: WatchedModel) -> None:
         super().__init__(quiet=True)
         self.model = model
-
-    @contextmanager
-    def thinking(self) -> Iterator[None]:
-        yield
 
     def tool_call(self, name: str, args: dict[str, Any]) -> None:
         self.model.turns[-1].tools.append(name)
@@ -167,6 +162,8 @@ class TurnConsole(Console):
 
 @dataclass
 class DemoRun:
+    """A finished demo run and what happened at each of its turns."""
+
     result: RunResult
     turns: list[Turn]
 
