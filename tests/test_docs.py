@@ -1,5 +1,6 @@
 """The documentation stays true: links resolve, commands name real modules and flags,
-the two languages have the same chapters and sections, and CI runs README's test command."""
+chapter numbers agree everywhere, the two languages have the same sections, quoted code
+is in the repository, and CI runs README's test command."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.markdown import without_code_blocks
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted(
     [
@@ -18,6 +21,7 @@ DOCS = sorted(
         *REPO.glob("docs/**/*.md"),
     ]
 )
+CHAPTERS = sorted((REPO / "docs/en").glob("v[0-9]_*.md"))
 CHAPTER_FLAGS = {
     "--model",
     "--workdir",
@@ -37,7 +41,7 @@ def relative(path: Path) -> str:
 
 @pytest.mark.parametrize("doc", DOCS, ids=relative)
 def test_relative_links_resolve(doc: Path) -> None:
-    text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.DOTALL)
+    text = without_code_blocks(doc.read_text(encoding="utf-8"))
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
         if re.match(r"[a-z]+:", target) or target.startswith("#"):
             continue
@@ -62,25 +66,126 @@ def test_commands_name_real_modules_and_flags(doc: Path) -> None:
                 assert flag in CHAPTER_FLAGS, f"{relative(doc)}: unknown flag {flag}"
 
 
-def headings(path: Path) -> list[str]:
-    return re.findall(r"^## (\d+)", path.read_text(encoding="utf-8"), re.MULTILINE)
+# --- the same structure in both languages ----------------------------------------------
 
 
-def test_every_chapter_exists_in_both_languages_with_the_same_sections() -> None:
+def headings(path: Path, level: str = "##") -> list[str]:
+    """The numbers of a doc's numbered headings of one level: ['0', '1', …] or ['4.1', …]."""
+    text = without_code_blocks(path.read_text(encoding="utf-8"))
+    return re.findall(rf"^{level} (\d+(?:\.\d+)?)[. ]", text, re.MULTILINE)
+
+
+def count(pattern: str, path: Path) -> int:
+    return len(re.findall(pattern, without_code_blocks(path.read_text(encoding="utf-8")), re.M))
+
+
+def test_every_doc_exists_in_both_languages_with_the_same_sections() -> None:
     english = sorted(p.name for p in (REPO / "docs/en").glob("*.md"))
     chinese = sorted(p.name for p in (REPO / "docs/zh").glob("*.md"))
     assert english == chinese
     for name in english:
         en, zh = REPO / "docs/en" / name, REPO / "docs/zh" / name
-        assert len(re.findall(r"^## ", en.read_text(), re.MULTILINE)) == len(
-            re.findall(r"^## ", zh.read_text(), re.MULTILINE)
-        ), name
+        assert count(r"^## ", en) == count(r"^## ", zh), f"{name}: number of ## sections"
+        assert count(r"^### ", en) == count(r"^### ", zh), f"{name}: number of ### sections"
         assert headings(en) == headings(zh), name
+        assert headings(en, "###") == headings(zh, "###"), name
+        assert count(r"^\| ", en) == count(r"^\| ", zh), f"{name}: number of table rows"
 
 
 def test_chapters_follow_the_template() -> None:
-    for chapter in (REPO / "docs/en").glob("v[0-9]_*.md"):
-        assert headings(chapter) == [str(n) for n in range(1, 10)], chapter.name
+    """Sections 0 (before you start) to 10 (further reading), in the template's order."""
+    assert CHAPTERS, "no chapter docs found"
+    for chapter in CHAPTERS:
+        assert headings(chapter) == [str(n) for n in range(11)], chapter.name
+
+
+def section(path: Path, number: int) -> str:
+    """The text of one numbered `##` section of a chapter."""
+    text = without_code_blocks(path.read_text(encoding="utf-8"))
+    match = re.search(rf"^## {number}\. .*?(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, f"{relative(path)} has no section {number}"
+    return match.group(0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chapters_open_with_objectives_and_close_with_takeaways(lang: str) -> None:
+    for english in CHAPTERS:
+        chapter = REPO / "docs" / lang / english.name
+        objectives = re.findall(r"^- ", section(chapter, 0), re.MULTILINE)
+        assert 3 <= len(objectives) <= 5, f"{relative(chapter)}: section 0 lists 3 to 5 objectives"
+        takeaways = re.findall(r"^\d\. ", section(chapter, 9), re.MULTILINE)
+        assert len(takeaways) == 3, f"{relative(chapter)}: section 9 has three takeaways"
+
+
+EXERCISE_MARKS = {
+    "en": (r"(easy|medium|hard|open-ended)", r"(no key|needs a key|key optional)"),
+    "zh": (r"(简单|中等|较难|开放)", r"(无需密钥|需要密钥|密钥可选)"),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_exercise_says_its_difficulty_and_whether_it_needs_a_key(lang: str) -> None:
+    difficulty, key = EXERCISE_MARKS[lang]
+    for english in CHAPTERS:
+        chapter = REPO / "docs" / lang / english.name
+        exercises = re.findall(r"^\d+\. \*\*.*$", section(chapter, 8), re.MULTILINE)
+        assert len(exercises) >= 3, f"{relative(chapter)}: at least three exercises"
+        for line in exercises:
+            assert re.search(difficulty, line) and re.search(key, line), (
+                f"{relative(chapter)}: exercise '{line[:60]}' must say its difficulty "
+                "and whether it needs a key"
+            )
+
+
+def test_chapters_link_to_the_glossary() -> None:
+    for lang in ("en", "zh"):
+        for english in CHAPTERS:
+            chapter = REPO / "docs" / lang / english.name
+            assert "(glossary.md" in chapter.read_text(encoding="utf-8"), relative(chapter)
+
+
+# --- chapter N is folder vN everywhere -------------------------------------------------
+
+CHAPTER_LINK = re.compile(r"\[([^\]]*)\]\(((?:[\w./]*/)?(v(\d)_\w+)\.md)(?:#[^)]*)?\)")
+NAMED_NUMBER = re.compile(r"(?:[Cc]hapter (\d)|第 (\d) 章)")
+
+
+def test_chapter_titles_carry_the_folder_number() -> None:
+    for english in CHAPTERS:
+        number = english.name[1]
+        chinese = REPO / "docs/zh" / english.name
+        assert english.read_text().startswith(f"# Chapter {number}: "), english.name
+        assert chinese.read_text().startswith(f"# 第 {number} 章："), chinese.name
+        assert (REPO / english.stem).is_dir(), f"no folder {english.stem} for {english.name}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=relative)
+def test_links_to_chapters_name_the_right_number(doc: Path) -> None:
+    """A link whose text says "chapter N" leads to vN; a table row about vN says N."""
+    for number, line in enumerate(without_code_blocks(doc.read_text()).splitlines(), 1):
+        for text, _, _, target in CHAPTER_LINK.findall(line):
+            named = {a or b for a, b in NAMED_NUMBER.findall(text)}
+            assert named <= {target}, f"{relative(doc)}:{number}: '{text}' links to v{target}"
+            if line.startswith("|"):
+                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                folders = set(re.findall(r"`v(\d)_\w+/?`", line))
+                numbers = {cell for cell in cells if cell.isdigit()}
+                assert folders | numbers <= {target}, f"{relative(doc)}:{number}: {line}"
+
+
+def test_readme_and_introduction_list_the_same_chapters() -> None:
+    readme = re.findall(r"^\| `(v\d_\w+)/` \| (.*?) \|", (REPO / "README.md").read_text(), re.M)
+    for folder, cell in readme:
+        doc = REPO / "docs/en" / f"{folder}.md"
+        if doc.exists():
+            assert f"docs/en/{folder}.md" in cell and f"Chapter {folder[1]}:" in cell, folder
+    for lang in ("en", "zh"):
+        intro = (REPO / "docs" / lang / "README.md").read_text()
+        for doc in CHAPTERS:
+            assert f"]({doc.name})" in intro, f"docs/{lang}/README.md does not link {doc.name}"
+    folders = [folder for folder, _ in readme]
+    assert [int(folder[1]) for folder in folders] == list(range(len(folders))), folders
+    assert {p.name for p in REPO.glob("v[0-9]_*") if p.is_dir()} <= set(folders)
 
 
 def test_code_paths_named_in_docs_exist() -> None:
@@ -104,20 +209,63 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
     assert run_tests in (REPO / ".ci/run").read_text().splitlines()
 
 
-def source_lines() -> set[str]:
+# --- quoted code -------------------------------------------------------------------------
+
+SOURCE_LABEL = re.compile(r"# ((?:llm|lab|tests|v\d_\w+)/[\w/]+\.py)\b")
+
+
+def source_lines(path: Path | None = None) -> set[str]:
+    """Stripped lines of one Python file, or of every Python file in the repository."""
+    paths = [path] if path else REPO.rglob("*.py")
     lines = set()
-    for path in REPO.rglob("*.py"):
-        if not any(part.startswith(".") for part in path.relative_to(REPO).parts):
-            lines |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+    for file in paths:
+        if not any(part.startswith(".") for part in file.relative_to(REPO).parts):
+            lines |= {line.strip() for line in file.read_text(encoding="utf-8").splitlines()}
     return lines
 
 
+def quoted_python(doc: Path) -> list[tuple[int, str | None, str]]:
+    """(line in the doc, source file it names or None, quoted line) for each line of code.
+
+    A block whose first line is a comment naming a file (`# llm/openai_model.py, …`)
+    quotes that file only; other blocks may quote any Python file of the repository.
+    """
+    quoted = []
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    inside, source, first = False, None, False
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if not inside and stripped == "```python":
+            inside, source, first = True, None, True
+            continue
+        if inside and stripped == "```":
+            inside = False
+            continue
+        if not inside or not stripped or stripped in {"...", "…"}:
+            continue
+        if stripped.startswith(("# …", "# ...")):
+            continue
+        label = SOURCE_LABEL.match(stripped) if first else None
+        first = False
+        if label:
+            source = label.group(1)
+            continue
+        quoted.append((number, source, stripped))
+    return quoted
+
+
 def test_code_quoted_in_docs_is_in_the_repository() -> None:
-    known = source_lines()
+    everywhere = source_lines()
+    missing = []
     for doc in DOCS:
-        text = doc.read_text(encoding="utf-8")
-        for block in re.findall(r"```python\n(.*?)```", text, re.DOTALL):
-            for line in block.splitlines():
-                line = line.strip()
-                if line and line not in {"...", "…"} and not line.startswith(("# …", "# ...")):
-                    assert line in known, f"{relative(doc)} quotes a line not in the code: {line}"
+        for number, source, line in quoted_python(doc):
+            known = source_lines(REPO / source) if source else everywhere
+            if line not in known:
+                where = source or "any Python file of the repository"
+                missing.append(f"  {relative(doc)}:{number} quotes a line not in {where}: {line}")
+    assert not missing, (
+        "the docs quote code that is not in the repository:\n"
+        + "\n".join(missing)
+        + "\nIf you changed this code in an exercise, this is expected: the doc still shows "
+        "the original line. A fork that changes the code for good updates the doc too."
+    )

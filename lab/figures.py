@@ -1,0 +1,465 @@
+"""The figures the docs show, printed by the code that produces them: never typed in.
+
+    python -m lab.figures demo-turns v1_tool_loop        print one figure (Markdown)
+    python -m lab.figures demo-summary --lang zh         the same with Chinese headers
+    python -m lab.figures --update                       rewrite every marked block in docs/
+    python -m lab.figures --check                        list the blocks that are out of date
+
+A doc marks a generated block with two HTML comments, which Markdown does not show:
+
+    <!-- figure: demo-turns v1_tool_loop -->
+    …whatever the figure printed last time…
+    <!-- /figure -->
+
+Blocks in `docs/zh` get Chinese headers, all others English.  When the code changes
+(a new cassette, a new token estimate, one more chapter), `--update` brings every
+doc up to date in one go, and the docs tests fail until someone runs it.
+
+Figures that run a demo depend on what the tools print, and that depends a little
+on the Python version (a traceback's layout, unittest's test names).  They carry a
+stamp, `<!-- printed with Python 3.11 -->`, so that a check on another version can
+say it cannot compare instead of calling the block stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from llm import Console, Message, Model, Reply, RunResult, Usage
+from llm.cassette import ReplayModel, read_cassette
+from llm.cli import Chapter
+from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
+STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
+
+ZH = {
+    "turn": "轮",
+    "tool calls": "工具调用",
+    "context (tokens in)": "上下文（输入 token）",
+    "tokens out": "输出 token",
+    "warnings": "警告",
+    "all turns": "合计",
+    "chapter": "章",
+    "turns": "轮数",
+    "tokens in": "输入 token",
+    "stop": "结束方式",
+    "system prompt (characters)": "系统提示词（字符）",
+    "tool schemas (characters)": "工具 schema（字符）",
+    "sent on every call (characters)": "每次调用都发送（字符）",
+    "none": "无",
+    "other files": "其他文件",
+    "`agent.py`, non-blank lines": "`agent.py` 非空行数",
+}
+
+
+def label(text: str, lang: str) -> str:
+    """A table header or cell word in the doc's language."""
+    return ZH.get(text, text) if lang == "zh" else text
+
+
+def stamp() -> str:
+    return f"<!-- printed with Python {sys.version_info.major}.{sys.version_info.minor} -->"
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = [headers, ["---"] * len(headers), *rows]
+    return "\n".join("| " + " | ".join(cells) + " |" for cells in lines)
+
+
+def listed(items: list[str], lang: str) -> str:
+    """Items of a table cell, separated as each language does it."""
+    return ("、" if lang == "zh" else ", ").join(items)
+
+
+def number(value: int) -> str:
+    return f"{value:,}"
+
+
+# --- running a chapter's demo, watching each turn --------------------------------------
+
+
+def chapters() -> list[str]:
+    """The chapter packages that have a command line, in order: v0_react_text, v1_tool_loop, …"""
+    return sorted(p.parent.name for p in REPO.glob("v[0-9]_*/__main__.py"))
+
+
+def chapter(name: str) -> Chapter:
+    """What the chapter's `__main__.py` tells the shared command line about it."""
+    if name not in chapters():
+        raise SystemExit(f"no chapter '{name}'; the chapters are {', '.join(chapters())}")
+    return importlib.import_module(f"{name}.__main__").CHAPTER
+
+
+@dataclass
+class Turn:
+    """One model call as the demo made it: the reply, what was sent, what the loop did next."""
+
+    reply: Reply
+    request: dict[str, int]  # characters of the parts sent before the conversation
+    tools: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class WatchedModel:
+    """Passes every call on to a model and keeps the reply and the size of the request."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.turns: list[Turn] = []
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+        request = {
+            "system prompt": len(system),
+            "tool schemas": len(json.dumps(tools, ensure_ascii=False)) if tools else 0,
+        }
+        self.turns.append(Turn(reply, request))
+        return reply
+
+
+class TurnConsole(Console):
+    """A silent console that files each tool call and warning under the turn it belongs to.
+
+    Every chapter's loop reports its tool calls and warnings to its console right
+    after the model call that caused them, so this works for every chapter alike:
+    chapter 1 reads them from `tool_use` blocks, chapter 0 from parsed text.
+    """
+
+    def __init__(self, model: WatchedModel) -> None:
+        super().__init__(quiet=True)
+        self.model = model
+
+    def tool_call(self, name: str, args: dict[str, Any]) -> None:
+        self.model.turns[-1].tools.append(name)
+
+    def warn(self, text: str) -> None:
+        self.model.turns[-1].warnings.append(re.split(r"[:;]", text, maxsplit=1)[0])
+
+
+@dataclass
+class DemoRun:
+    """A finished demo run and what happened at each of its turns."""
+
+    result: RunResult
+    turns: list[Turn]
+
+
+@functools.cache
+def run_demo(name: str) -> DemoRun:
+    """The chapter's offline demo, as `--demo` runs it, on a temporary copy of its workspace."""
+    demo = chapter(name)
+    header, _ = read_cassette(demo.demo_cassette)
+    model = WatchedModel(ReplayModel(demo.demo_cassette))
+    with tempfile.TemporaryDirectory() as folder:
+        workdir = Path(folder) / "workspace"
+        shutil.copytree(demo.demo_workspace, workdir)
+        result = demo.run(header["task"], model=model, workdir=workdir, console=TurnConsole(model))
+    return DemoRun(result, model.turns)
+
+
+# --- the figures -----------------------------------------------------------------------
+
+
+def demo_turns(name: str, lang: str = "en") -> str:
+    """Turn by turn: why the reply ended, what the loop ran, and how the context grew."""
+    run = run_demo(name)
+    warned = any(turn.warnings for turn in run.turns)
+    headers = ["turn", "`stop_reason`", "tool calls", "context (tokens in)", "tokens out"]
+    headers += ["warnings"] if warned else []
+    rows = []
+    for index, turn in enumerate(run.turns, start=1):
+        calls = listed([f"`{tool}`" for tool in turn.tools], lang) or "—"
+        usage = turn.reply.usage
+        row = [str(index), f"`{turn.reply.stop_reason}`", calls]
+        row += [number(usage.input_tokens), number(usage.output_tokens)]
+        row += [listed([f"`{w}`" for w in turn.warnings], lang) or "—"] if warned else []
+        rows.append(row)
+    total = run.result.usage
+    calls = sum(len(turn.tools) for turn in run.turns)
+    last = [label("all turns", lang), "", str(calls), number(total.input_tokens)]
+    rows.append([*last, number(total.output_tokens), *([""] if warned else [])])
+    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+
+
+def demo_summary(lang: str = "en") -> str:
+    """Every chapter's demo side by side: the same task, what each design spent on it."""
+    headers = ["chapter", "stop", "turns", "tool calls", "tokens in", "tokens out"]
+    rows = []
+    for name in chapters():
+        result = run_demo(name).result
+        usage = result.usage
+        rows.append(
+            [
+                f"{name[1]} · `{name}`",
+                f"`{result.stop}`",
+                str(result.turns),
+                str(result.tool_calls),
+                number(usage.input_tokens),
+                number(usage.output_tokens),
+            ]
+        )
+    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+
+
+def request_sizes(lang: str = "en") -> str:
+    """What each chapter sends before the task itself, on every call, in characters."""
+    headers = [
+        "chapter",
+        "system prompt (characters)",
+        "tool schemas (characters)",
+        "sent on every call (characters)",
+    ]
+    rows = []
+    for name in chapters():
+        first = run_demo(name).turns[0].request
+        fixed = first["system prompt"] + first["tool schemas"]
+        schemas = number(first["tool schemas"]) if first["tool schemas"] else label("none", lang)
+        rows.append(
+            [f"{name[1]} · `{name}`", number(first["system prompt"]), schemas, number(fixed)]
+        )
+    return table([label(h, lang) for h in headers], rows)
+
+
+def code_size(lang: str = "en") -> str:
+    """Non-blank lines of each chapter's code: the loop, and the files beside it."""
+    headers = ["chapter", "`agent.py`, non-blank lines", "other files"]
+    rows = []
+    for name in chapters():
+        sizes = {
+            path.name: sum(
+                1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            )
+            for path in sorted((REPO / name).glob("*.py"))
+        }
+        others = [f"`{file}` {n}" for file, n in sizes.items() if file != "agent.py" and n]
+        rows.append([f"{name[1]} · `{name}`", str(sizes.get("agent.py", 0)), listed(others, lang)])
+    return table([label(h, lang) for h in headers], rows)
+
+
+def demo_output(name: str, lang: str = "en") -> str:
+    """What `python -m NAME --demo` prints, run from the repository root.
+
+    The demo's temporary folder gets a new random name on every run; it is shown as
+    `…` so that the figure stays the same from one run to the next.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run(
+            [sys.executable, "-m", name, "--demo"],
+            cwd=REPO,
+            env={**os.environ, "TMPDIR": folder, "NO_COLOR": "1"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        output = done.stdout.replace(str(Path(folder).resolve()), "/tmp").replace(folder, "/tmp")
+    if done.returncode != 0:
+        raise RuntimeError(f"python -m {name} --demo failed: {done.stderr.strip()}")
+    output = re.sub(rf"{name}-demo-\w+", f"{name}-demo-…", output)
+    return stamp() + "\n```\n" + output.rstrip("\n") + "\n```"
+
+
+# A small conversation, enough to show each kind of block once.
+EXAMPLE_SYSTEM = "You are a coding agent."
+EXAMPLE_MESSAGES: list[Message] = [
+    {"role": "user", "content": "How many lines does stats.py have?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "I'll count them."},
+            {
+                "type": "tool_use",
+                "id": "toolu_01",
+                "name": "bash",
+                "input": {"command": "wc -l stats.py"},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_01",
+                "content": "24 stats.py",
+                "is_error": False,
+            }
+        ],
+    },
+]
+EXAMPLE_CALL = {"name": "bash", "arguments": '{"command": "wc -l stats.py"}'}
+EXAMPLE_TOOL = {
+    "name": "bash",
+    "description": "Run a shell command in the work directory.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"command": {"type": "string"}},
+        "required": ["command"],
+    },
+}
+
+
+def wire_shapes(part: str, lang: str = "en") -> str:
+    """One request in the course's (Anthropic) shape, as `OpenAIModel` sends it, and a reply.
+
+    `ours`: the messages, system prompt and tool schema as the loop holds them;
+    `chat`: the same request in Chat Completions form; `reply`: a Chat Completions
+    answer that asks for a tool, as the `Reply` the loop receives.
+    """
+    if part == "ours":
+        shapes = [*EXAMPLE_MESSAGES, {"system": EXAMPLE_SYSTEM, "tools": [EXAMPLE_TOOL]}]
+    elif part == "chat":
+        chat = to_chat_messages(EXAMPLE_SYSTEM, EXAMPLE_MESSAGES)
+        shapes = [*chat, {"tools": to_chat_tools([EXAMPLE_TOOL])}]
+    elif part == "reply":
+        call = {"id": "call_1", "type": "function", "function": EXAMPLE_CALL}
+        answer = {"role": "assistant", "content": None, "tool_calls": [call]}
+        choice = {"message": answer, "finish_reason": "tool_calls"}
+        usage = {"prompt_tokens": 812, "completion_tokens": 41}
+        reply = from_chat_message(
+            answer["content"],
+            [(call["id"], EXAMPLE_CALL["name"], EXAMPLE_CALL["arguments"])],
+            choice["finish_reason"],
+            Usage(usage["prompt_tokens"], usage["completion_tokens"]),
+        )
+        shapes = [{"choices": [choice], "usage": usage}, reply.to_dict()]
+    else:
+        raise SystemExit(f"wire-shapes takes ours, chat or reply, not '{part}'")
+    lines = "\n".join(json.dumps(shape, ensure_ascii=False) for shape in shapes)
+    return f"```json\n{lines}\n```"
+
+
+FIGURES: dict[str, Callable[..., str]] = {
+    "demo-turns": demo_turns,
+    "demo-summary": demo_summary,
+    "demo-output": demo_output,
+    "code-size": code_size,
+    "request-sizes": request_sizes,
+    "wire-shapes": wire_shapes,
+}
+
+
+def render(spec: str, lang: str = "en") -> str:
+    """The Markdown a figure spec such as `demo-turns v1_tool_loop` prints now."""
+    name, *args = spec.split()
+    if name not in FIGURES:
+        raise SystemExit(f"no figure '{name}'; the figures are {', '.join(FIGURES)}")
+    return _render(name, tuple(args), lang)
+
+
+@functools.cache
+def _render(name: str, args: tuple[str, ...], lang: str) -> str:
+    return FIGURES[name](*args, lang=lang)
+
+
+# --- the marked blocks in docs/ ---------------------------------------------------------
+
+
+@dataclass
+class Block:
+    """One marked block of one doc: where it is, which figure, what it holds now."""
+
+    doc: Path
+    line: int
+    spec: str
+    current: str
+
+    @property
+    def lang(self) -> str:
+        return language_of(self.doc)
+
+    def expected(self) -> str:
+        return "\n" + render(self.spec, self.lang) + "\n\n"
+
+    def comparable(self) -> bool:
+        """False when the block was printed by another Python version than this one."""
+        found = STAMP.search(self.current)
+        return not found or found.group(1) == "{}.{}".format(*sys.version_info[:2])
+
+
+def language_of(doc: Path) -> str:
+    return "zh" if "zh" in doc.resolve().relative_to(REPO).parts else "en"
+
+
+def blocks(doc: Path) -> list[Block]:
+    text = doc.read_text(encoding="utf-8")
+    return [
+        Block(doc, text.count("\n", 0, match.start()) + 1, match.group(2).strip(), match.group(3))
+        for match in BLOCK.finditer(text)
+    ]
+
+
+def all_blocks(root: Path = DOCS) -> list[Block]:
+    return [block for doc in sorted(root.rglob("*.md")) for block in blocks(doc)]
+
+
+def updated(text: str, lang: str) -> str:
+    """The doc's text with every marked block replaced by what its figure prints now."""
+
+    def replace(match: re.Match[str]) -> str:
+        body = "\n" + render(match.group(2).strip(), lang) + "\n\n"
+        return match.group(1) + body + match.group(4)
+
+    return BLOCK.sub(replace, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lab.figures", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("figure", nargs="*", help=f"one of {', '.join(FIGURES)}, and its arguments")
+    parser.add_argument("--lang", choices=["en", "zh"], default="en", help="language of headers")
+    parser.add_argument("--update", action="store_true", help="rewrite every marked block in docs/")
+    parser.add_argument("--check", action="store_true", help="report blocks that are out of date")
+    args = parser.parse_args(argv)
+    if args.update:
+        for doc in sorted(DOCS.rglob("*.md")):
+            text = doc.read_text(encoding="utf-8")
+            new = updated(text, language_of(doc))
+            if new != text:
+                doc.write_text(new, encoding="utf-8")
+                print(f"updated {doc.relative_to(REPO)}")
+        return 0
+    if args.check:
+        stale = 0
+        for block in all_blocks():
+            where = f"{block.doc.relative_to(REPO)}:{block.line} ({block.spec})"
+            if not block.comparable():
+                print(f"not checked: {where} was printed with another Python version")
+            elif block.current != block.expected():
+                stale += 1
+                print(f"stale: {where}")
+        if stale:
+            print(f"{stale} stale figure(s): run python -m lab.figures --update")
+        return 1 if stale else 0
+    if not args.figure:
+        parser.error("name a figure, or give --update or --check")
+    print(render(" ".join(args.figure), args.lang))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
