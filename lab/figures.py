@@ -32,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,12 +39,13 @@ from typing import Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, read_cassette
-from llm.cli import Chapter
+from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
+SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat exactly
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
 
 ZH = {
@@ -168,16 +168,33 @@ class DemoRun:
     turns: list[Turn]
 
 
+def scratch_folder() -> Path:
+    """An empty folder at a fixed place, for the demo runs a figure is measured from.
+
+    Tool output holds the paths of the files it talks about (a traceback, say), and
+    real tool output is part of the token estimates: a random temporary folder would
+    change the figures a little on every run.  So the runs happen at one fixed path,
+    emptied first, where the demo's own folder is always the first numbered one.
+    """
+    if SCRATCH.is_symlink():
+        SCRATCH.unlink()
+    shutil.rmtree(SCRATCH, ignore_errors=True)
+    SCRATCH.mkdir(mode=0o700)
+    return SCRATCH
+
+
 @functools.cache
 def run_demo(name: str) -> DemoRun:
-    """The chapter's offline demo, as `--demo` runs it, on a temporary copy of its workspace."""
+    """The chapter's offline demo, as `--demo` runs it, on a fresh copy of its workspace."""
     demo = chapter(name)
     header, _ = read_cassette(demo.demo_cassette)
     model = WatchedModel(ReplayModel(demo.demo_cassette))
-    with tempfile.TemporaryDirectory() as folder:
-        workdir = Path(folder) / "workspace"
-        shutil.copytree(demo.demo_workspace, workdir)
+    workdir = fresh_folder(f"{name}-demo-", scratch_folder())
+    shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
+    try:
         result = demo.run(header["task"], model=model, workdir=workdir, console=TurnConsole(model))
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
     return DemoRun(result, model.turns)
 
 
@@ -263,22 +280,23 @@ def code_size(lang: str = "en") -> str:
 def demo_output(name: str, lang: str = "en") -> str:
     """What `python -m NAME --demo` prints, run from the repository root.
 
-    The demo's temporary folder gets a new random name on every run; it is shown as
-    `…` so that the figure stays the same from one run to the next.
+    It runs in the fixed scratch folder (see `scratch_folder`), shown as `/tmp`.
     """
-    with tempfile.TemporaryDirectory() as folder:
+    folder = scratch_folder()
+    try:
         done = subprocess.run(
             [sys.executable, "-m", name, "--demo"],
             cwd=REPO,
-            env={**os.environ, "TMPDIR": folder, "NO_COLOR": "1"},
+            env={**os.environ, "TMPDIR": str(folder), "NO_COLOR": "1"},
             capture_output=True,
             text=True,
             timeout=120,
         )
-        output = done.stdout.replace(str(Path(folder).resolve()), "/tmp").replace(folder, "/tmp")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    output = done.stdout.replace(str(folder), "/tmp")
     if done.returncode != 0:
         raise RuntimeError(f"python -m {name} --demo failed: {done.stderr.strip()}")
-    output = re.sub(rf"{name}-demo-\w+", f"{name}-demo-…", output)
     return stamp() + "\n```\n" + output.rstrip("\n") + "\n```"
 
 

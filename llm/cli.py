@@ -209,7 +209,7 @@ def _demo_task_and_model(
 
 def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:
     """A fresh temporary copy of the demo workspace, so the bundled one keeps its bug."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"{chapter.name}-demo-"))
+    workdir = fresh_folder(f"{chapter.name}-demo-")
     shutil.copytree(
         chapter.demo_workspace,
         workdir,
@@ -218,6 +218,25 @@ def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:
     )
     console.note(f"workdir: {workdir}")
     return workdir
+
+
+def fresh_folder(prefix: str, parent: Path | None = None) -> Path:
+    """A new empty folder `PARENT/PREFIX1`, or the next free number (default parent: /tmp).
+
+    Numbered rather than random, so the path a learner reads is short, and the same on
+    a first run anywhere: the figures the docs show are measured from demo runs whose
+    tool output holds this path.  `mkdir` fails on any name that exists and never
+    follows a symlink, so a name someone planted in a shared /tmp is skipped, not used.
+    """
+    parent = Path(parent or tempfile.gettempdir())
+    number = 1
+    while True:
+        folder = parent / f"{prefix}{number}"
+        try:
+            folder.mkdir(mode=0o700)
+            return folder
+        except FileExistsError:
+            number += 1
 
 
 def _save_recording(recorder: RecordingModel, console: Console) -> None:
