@@ -99,3 +99,9 @@ class RunResult:
     def context_tokens(self) -> list[int]:
         """Context size the model saw at each turn: how fast the window fills up."""
         return [usage.input_tokens for usage in self.turn_usage]
+
+    def counts(self) -> dict[str, int]:
+        """What a chapter's own idea adds to count (format errors, plan updates, children,
+        compactions), by name, for the summary line and the lab's tables.  A chapter's
+        result class overrides it; the plain loop has nothing of its own to count."""
+        return {}

@@ -58,6 +58,12 @@ class ReactRunResult(RunResult):
         self.stop, self.error = stop, error
         return self
 
+    def counts(self) -> dict[str, int]:
+        return {
+            "format errors": self.format_errors,
+            "invented observations": self.hallucinated_observations,
+        }
+
     @property
     def answer(self) -> str:
         """The text after `Final Answer:`, without the Thought before it."""
