@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cassette import RecordingModel, ReplayModel, read_cassette
@@ -46,6 +46,9 @@ class Chapter:
     demo_workspace: Path  # copied to a fresh temporary folder for every --demo
     demo_cassette: Path  # its header holds the demo task
     summary: str
+    # Extra commands of the interactive prompt, e.g. "/todos": each is given the
+    # conversation so far and returns the text to print.
+    commands: dict[str, Callable[[list[Message]], str]] = field(default_factory=dict)
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -252,6 +255,8 @@ def interactive(
     """A prompt loop; each task sees the whole conversation so far."""
     print(f"{chapter.name} with {model.name} in {workdir.resolve()}")
     print("Type a task. /exit or Ctrl-D leaves; Ctrl-C stops the current turn.")
+    if chapter.commands:
+        print(f"Also: {', '.join(chapter.commands)}.")
     if isinstance(sys.stdin, io.TextIOWrapper):
         # A line that is not UTF-8 then arrives as text to refuse, instead of an error
         # that throws away whatever was read with it.
@@ -273,6 +278,9 @@ def interactive(
         if line in ("/exit", "/quit"):
             return 0
         if not line:
+            continue
+        if line in chapter.commands:
+            print(chapter.commands[line](history))
             continue
         result = chapter.run(
             line,

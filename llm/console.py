@@ -78,6 +78,11 @@ class Console:
         for line in shown:
             self._print(f"  {mark} {line[:160]}", "red" if is_error else "dim")
 
+    def listing(self, text: str) -> None:
+        """A short block the person should see whole, such as the agent's plan: every line."""
+        for line in text.splitlines():
+            self._print(f"  {line}")
+
     @contextmanager
     def thinking(self) -> Iterator[None]:
         """Show a spinner with elapsed seconds while the model is working."""
@@ -106,10 +111,15 @@ class Console:
         self.err.flush()
 
 
+KEY_ARGUMENTS = ("command", "path", "description", "pattern", "query", "name")
+
+
 def _key_argument(args: dict[str, Any]) -> str:
-    """The one argument that says what a call does: the command or the path."""
-    value = args.get("command") or args.get("path")
-    if not isinstance(value, str):
+    """The one argument that says what a call does: the command, the path, … or a count."""
+    value = next((args[key] for key in KEY_ARGUMENTS if isinstance(args.get(key), str)), None)
+    if value is None and isinstance(args.get("items"), list):
+        return f"{len(args['items'])} items"
+    if value is None:
         value = json.dumps(args, ensure_ascii=False)
     first = value.strip().splitlines()[0] if value.strip() else ""
     return first[:100] + (" …" if len(first) > 100 or "\n" in value.strip() else "")

@@ -2,39 +2,12 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from pathlib import Path
 
-from llm import Reply
-from llm.cassette import ReplayModel
-from llm.result import tool_uses
 from llm.tokens import estimate_request
+from tests.scripted import assert_valid_history, replay, text, tool
 from v1_tool_loop.agent import SYSTEM, run
 from v1_tool_loop.tools import TOOLS
-
-
-def text(value: str) -> dict:
-    return {"type": "text", "text": value}
-
-
-def tool(call_id: str, name: str, **args) -> dict:
-    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
-
-
-def replay(*replies: tuple[list[dict], str]) -> ReplayModel:
-    return ReplayModel([Reply(content, stop) for content, stop in replies])
-
-
-def assert_valid_history(messages: list[dict]) -> None:
-    """Roles alternate, and every tool_use is answered once, in the very next message."""
-    assert messages[0]["role"] == "user"
-    for before, after in pairwise(messages):
-        assert before["role"] != after["role"]
-    for index, message in enumerate(messages):
-        calls = tool_uses(message) if message["role"] == "assistant" else []
-        if calls:
-            answered = [b["tool_use_id"] for b in messages[index + 1]["content"]]
-            assert answered == [call["id"] for call in calls]
 
 
 def test_several_tool_calls_in_one_reply_then_an_answer(tmp_path: Path) -> None:

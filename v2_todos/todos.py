@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from llm import Message
+from llm import Message, RunResult
 from llm.result import tool_uses
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -72,6 +72,8 @@ TODO_TOOL: dict[str, Any] = {
         "required": ["items"],
     },
 }
+
+REMIND_AFTER = 3  # model turns without todo_write before the plan is brought back up
 
 REMINDER = (
     "Reminder: your todo list is not up to date. If the task has several steps, call "
@@ -162,6 +164,19 @@ def render(items: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
+def reminder_due(todos: TodoList, quiet_turns: int, tool_calls: int, after: int) -> bool:
+    """Whether the next message should remind the model of its plan.
+
+    `quiet_turns` counts the model turns since its last todo_write (or the last
+    reminder).  Due after `after` such turns when the plan has unfinished items, or
+    when there is no plan at all although the task has taken more than `after` tool
+    calls: a task that long has steps worth writing down.  Never for a finished plan.
+    """
+    if quiet_turns < after:
+        return False
+    return todos.unfinished if todos.items else tool_calls > after
+
+
 # --- reading the plan back from the conversation --------------------------------------
 
 
@@ -193,6 +208,28 @@ def _accepted_calls(message: Message | None) -> set[str]:
         for block in message["content"]
         if block.get("type") == "tool_result" and not block.get("is_error")
     }
+
+
+class PlanRunResult(RunResult):
+    """A RunResult that can tell the plan's story, read back from the messages."""
+
+    @property
+    def plan(self) -> list[dict[str, str]]:
+        """The list as the run left it."""
+        return latest_plan(self.messages)
+
+    @property
+    def plan_history(self) -> list[tuple[int, list[dict[str, str]]]]:
+        """(turn, list) for every accepted update: how the plan moved."""
+        return plan_updates(self.messages)
+
+    @property
+    def reminders(self) -> list[int]:
+        """The turns after which the model was reminded of its plan."""
+        return reminders(self.messages)
+
+    def counts(self) -> dict[str, int]:
+        return {"plan updates": len(self.plan_history), "reminders": len(self.reminders)}
 
 
 def latest_plan(messages: list[Message]) -> list[dict[str, str]]:

@@ -1,0 +1,22 @@
+"""`python -m v2_todos`: the chapter 2 agent on the command line."""
+
+from pathlib import Path
+
+from llm.cli import Chapter, main
+
+from .agent import run
+from .todos import latest_plan, render
+
+DEMO = Path(__file__).parent / "demo"
+
+CHAPTER = Chapter(
+    name="v2_todos",
+    run=run,
+    demo_workspace=DEMO / "workspace",
+    demo_cassette=DEMO / "cassette.jsonl",
+    summary="Chapter 2: a coding agent that writes a plan as a todo list and keeps it up to date.",
+    commands={"/todos": lambda history: render(latest_plan(history))},
+)
+
+if __name__ == "__main__":
+    raise SystemExit(main(CHAPTER))

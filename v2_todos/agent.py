@@ -1,0 +1,123 @@
+"""Chapter 2: the agent loop with a plan the model keeps up to date.
+
+Chapter 1's loop, plus one tool and one nudge:
+
+    ask the model ─► it answers with text and/or tool calls
+         ▲                         │
+         │      stop_reason == "max_tokens"? ──► stopped: the reply was cut off
+         │      stop_reason != "tool_use"?   ──► done: its text is the answer
+         │                         │
+         │            run every tool call; todo_write replaces the plan   ◄ new
+         │                         │
+         └── append the results ◄── + a reminder, when the plan was left   ◄ new
+                                      alone for REMIND_AFTER turns
+
+The plan lives in the conversation: the model writes it with `todo_write`, reads it
+back in the tool result, and the person watches it move in the terminal.  The loop
+only keeps count of how long the model has ignored it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm import Console, Message, Model, ModelError
+from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
+from v1_tool_loop.tools import HANDLERS, SCHEMAS, run_tool
+
+from .todos import (
+    REMIND_AFTER,
+    REMINDER,
+    TODO_TOOL,
+    PlanRunResult,
+    TodoList,
+    latest_plan,
+    reminder_due,
+)
+
+SYSTEM = """You are a coding agent working in a project directory on the user's machine.
+Use the tools to look around, run commands, and change files; paths are relative to
+the project directory. Work step by step: inspect before you edit, and run the tests
+or the program to check your change. When the task is done, reply with a short
+summary of what you did and what you found, without calling a tool.
+
+For a task of several steps, first write a plan with todo_write, then keep it up to
+date: exactly one item in_progress at a time, and each item marked completed as soon
+as it is done, not all at the end."""
+
+
+def run(
+    task: str,
+    *,
+    model: Model,
+    workdir: str | Path,
+    max_turns: int = 30,
+    history: list[Message] | None = None,
+    console: Console | None = None,
+    remind_after: int = REMIND_AFTER,
+) -> PlanRunResult:
+    """Work on `task` until the model stops asking for tools, or `max_turns` model calls."""
+    console = console or Console(quiet=True)
+    messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
+    usage = []
+    # The plan so far, read back from the history, and chapter 1's tools plus todo_write.
+    todos = TodoList(latest_plan(messages))
+    schemas = {**SCHEMAS, "todo_write": TODO_TOOL}
+    handlers = {**HANDLERS, "todo_write": lambda workdir, items: todos.update(items)}
+    quiet_turns = tool_calls = 0  # turns since the plan was written or last recalled
+    try:
+        for _ in range(max_turns):
+            with console.thinking():
+                reply = model.complete(SYSTEM, messages, tools=list(schemas.values()))
+            usage.append(reply.usage)
+            messages.append({"role": "assistant", "content": reply.content})
+            for block in reply.content:
+                if block["type"] == "text":
+                    console.say(block["text"])
+
+            if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
+                close_open_turn(messages, CUT_OFF)
+                return PlanRunResult("max_tokens", messages, usage)
+            if reply.stop_reason != "tool_use":
+                return PlanRunResult("done", messages, usage)
+
+            # Appended before the tools run, so an interrupt keeps the finished results.
+            results: list[dict] = []
+            messages.append({"role": "user", "content": results})
+            calls = tool_uses(messages[-2])
+            for call in calls:
+                console.tool_call(call["name"], call["input"])
+                result = run_tool(
+                    call["name"], call["input"], workdir, schemas=schemas, handlers=handlers
+                )
+                if call["name"] == "todo_write" and not result.is_error:
+                    console.listing(result.content)  # the person watches the plan move
+                else:
+                    console.tool_result(result.content, result.is_error)
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call["id"],
+                        "content": result.content,
+                        "is_error": result.is_error,
+                    }
+                )
+
+            # The reminder rides in the same message as the results, after them, so
+            # every tool_use is still answered in the very next message.
+            tool_calls += len(calls)
+            wrote_plan = any(call["name"] == "todo_write" for call in calls)
+            quiet_turns = 0 if wrote_plan else quiet_turns + 1
+            if reminder_due(todos, quiet_turns, tool_calls, remind_after):
+                results.append({"type": "text", "text": REMINDER})
+                console.note(f"  (reminder sent: the plan was left alone for {quiet_turns} turns)")
+                quiet_turns = 0
+    except KeyboardInterrupt:
+        close_open_turn(messages, INTERRUPTED)
+        return PlanRunResult("interrupted", messages, usage)
+    except ModelError as error:
+        close_open_turn(messages, f"model error: {error}")
+        return PlanRunResult("error", messages, usage, error=str(error))
+
+    close_open_turn(messages, f"stopped after {max_turns} turns")
+    return PlanRunResult("max_turns", messages, usage)
