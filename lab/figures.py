@@ -41,6 +41,10 @@ from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, read_cassette
 from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
+from llm.tokens import estimate_text
+from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
+
+from .token_check import definitions, first_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -65,6 +69,13 @@ ZH = {
     "none": "无",
     "other files": "其他文件",
     "`agent.py`, non-blank lines": "`agent.py` 非空行数",
+    "kind of text": "文本种类",
+    "characters": "字符",
+    "tokens (estimated)": "token（估算）",
+    "English prose": "英文行文",
+    "Chinese prose": "中文行文",
+    "Python code": "Python 代码",
+    "JSON tool traffic": "JSON 工具往来",
 }
 
 
@@ -89,6 +100,11 @@ def listed(items: list[str], lang: str) -> str:
 
 def number(value: int) -> str:
     return f"{value:,}"
+
+
+def about(value: int) -> str:
+    """A figure rounded to hundreds, for a measure that moves a little whenever its input does."""
+    return f"≈{round(value, -2):,}"
 
 
 # --- running a chapter's demo, watching each turn --------------------------------------
@@ -300,6 +316,38 @@ def demo_output(name: str, lang: str = "en") -> str:
     return stamp() + "\n```\n" + output.rstrip("\n") + "\n```"
 
 
+def output_limit(lang: str = "en") -> str:
+    """What the tools' output cap of OUTPUT_LIMIT bytes holds, in characters and tokens.
+
+    Measured on chapter 1's own texts (its doc in each language, its code, its demo
+    cassette and tool schemas, repeated where shorter than the cap) with the estimate of
+    `llm/tokens.py`, which needs no tokenizer; `python -m lab.token_check` sets a real
+    tokenizer's count beside it.  Rounded, since every edit of those texts moves it a little.
+    """
+    chapter = REPO / "v1_tool_loop"
+    modules = sorted(chapter.glob("*.py"))
+    cassette = (chapter / "demo/cassette.jsonl").read_text(encoding="utf-8").splitlines()
+    kinds = {
+        "English prose": prose(DOCS / "en/v1_tool_loop.md"),
+        "Chinese prose": prose(DOCS / "zh/v1_tool_loop.md"),
+        "Python code": [part for path in modules for part in definitions(path)],
+        "JSON tool traffic": [*cassette, *(json.dumps(tool, ensure_ascii=False) for tool in TOOLS)],
+    }
+    rows = []
+    for kind, samples in kinds.items():
+        text = first_bytes(samples, OUTPUT_LIMIT)
+        rows.append([label(kind, lang), about(len(text)), about(estimate_text(text))])
+    headers = ["kind of text", "characters", "tokens (estimated)"]
+    return table([label(h, lang) for h in headers], rows)
+
+
+def prose(doc: Path) -> list[str]:
+    """The paragraphs of a doc, without its code blocks and the figures printed into it."""
+    text = BLOCK.sub("", doc.read_text(encoding="utf-8"))
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+
+
 # A small conversation, enough to show each kind of block once.
 EXAMPLE_SYSTEM = "You are a coding agent."
 EXAMPLE_MESSAGES: list[Message] = [
@@ -377,6 +425,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "code-size": code_size,
     "request-sizes": request_sizes,
     "wire-shapes": wire_shapes,
+    "output-limit": output_limit,
 }
 
 
