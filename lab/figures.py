@@ -24,6 +24,8 @@ say it cannot compare instead of calling the block stale.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import functools
 import importlib
 import json
@@ -32,7 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
 SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat exactly
+SCRATCH_LOCK = Path("/tmp/agent-course-figures.lock")  # one measuring run at a time
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
 
 ZH = {
@@ -184,19 +187,30 @@ class DemoRun:
     turns: list[Turn]
 
 
-def scratch_folder() -> Path:
+@contextlib.contextmanager
+def scratch_folder() -> Iterator[Path]:
     """An empty folder at a fixed place, for the demo runs a figure is measured from.
 
     Tool output holds the paths of the files it talks about (a traceback, say), and
     real tool output is part of the token estimates: a random temporary folder would
     change the figures a little on every run.  So the runs happen at one fixed path,
     emptied first, where the demo's own folder is always the first numbered one.
+    Two checkouts measuring at once would empty it under each other's feet, so a lock
+    makes the second wait; the folder is removed when the run is done.
     """
-    if SCRATCH.is_symlink():
-        SCRATCH.unlink()
-    shutil.rmtree(SCRATCH, ignore_errors=True)
-    SCRATCH.mkdir(mode=0o700)
-    return SCRATCH
+    lock = os.open(SCRATCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SCRATCH.is_symlink():
+            SCRATCH.unlink()
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+        SCRATCH.mkdir(mode=0o700)
+        try:
+            yield SCRATCH
+        finally:
+            shutil.rmtree(SCRATCH, ignore_errors=True)
+    finally:
+        os.close(lock)  # which releases the lock
 
 
 @functools.cache
@@ -205,12 +219,10 @@ def run_demo(name: str) -> DemoRun:
     demo = chapter(name)
     header, _ = read_cassette(demo.demo_cassette)
     model = WatchedModel(ReplayModel(demo.demo_cassette))
-    workdir = fresh_folder(f"{name}-demo-", scratch_folder())
-    shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
-    try:
+    with scratch_folder() as scratch:
+        workdir = fresh_folder(f"{name}-demo-", scratch)
+        shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
         result = demo.run(header["task"], model=model, workdir=workdir, console=TurnConsole(model))
-    finally:
-        shutil.rmtree(SCRATCH, ignore_errors=True)
     return DemoRun(result, model.turns)
 
 
@@ -298,8 +310,7 @@ def demo_output(name: str, lang: str = "en") -> str:
 
     It runs in the fixed scratch folder (see `scratch_folder`), shown as `/tmp`.
     """
-    folder = scratch_folder()
-    try:
+    with scratch_folder() as folder:
         done = subprocess.run(
             [sys.executable, "-m", name, "--demo"],
             cwd=REPO,
@@ -308,8 +319,6 @@ def demo_output(name: str, lang: str = "en") -> str:
             text=True,
             timeout=120,
         )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     output = done.stdout.replace(str(folder), "/tmp")
     if done.returncode != 0:
         raise RuntimeError(f"python -m {name} --demo failed: {done.stderr.strip()}")
