@@ -24,6 +24,8 @@ say it cannot compare instead of calling the block stale.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import functools
 import importlib
 import json
@@ -32,7 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,11 +43,16 @@ from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, read_cassette
 from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
+from llm.tokens import estimate_text
+from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
+
+from .token_check import definitions, first_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
 SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat exactly
+SCRATCH_LOCK = Path("/tmp/agent-course-figures.lock")  # one measuring run at a time
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
 
 ZH = {
@@ -65,6 +72,13 @@ ZH = {
     "none": "无",
     "other files": "其他文件",
     "`agent.py`, non-blank lines": "`agent.py` 非空行数",
+    "kind of text": "文本种类",
+    "characters": "字符",
+    "tokens (estimated)": "token（估算）",
+    "English prose": "英文行文",
+    "Chinese prose": "中文行文",
+    "Python code": "Python 代码",
+    "JSON tool traffic": "JSON 工具往来",
 }
 
 
@@ -89,6 +103,11 @@ def listed(items: list[str], lang: str) -> str:
 
 def number(value: int) -> str:
     return f"{value:,}"
+
+
+def about(value: int) -> str:
+    """A figure rounded to hundreds, for a measure that moves a little whenever its input does."""
+    return f"≈{round(value, -2):,}"
 
 
 # --- running a chapter's demo, watching each turn --------------------------------------
@@ -168,19 +187,30 @@ class DemoRun:
     turns: list[Turn]
 
 
-def scratch_folder() -> Path:
+@contextlib.contextmanager
+def scratch_folder() -> Iterator[Path]:
     """An empty folder at a fixed place, for the demo runs a figure is measured from.
 
     Tool output holds the paths of the files it talks about (a traceback, say), and
     real tool output is part of the token estimates: a random temporary folder would
     change the figures a little on every run.  So the runs happen at one fixed path,
     emptied first, where the demo's own folder is always the first numbered one.
+    Two checkouts measuring at once would empty it under each other's feet, so a lock
+    makes the second wait; the folder is removed when the run is done.
     """
-    if SCRATCH.is_symlink():
-        SCRATCH.unlink()
-    shutil.rmtree(SCRATCH, ignore_errors=True)
-    SCRATCH.mkdir(mode=0o700)
-    return SCRATCH
+    lock = os.open(SCRATCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if SCRATCH.is_symlink():
+            SCRATCH.unlink()
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+        SCRATCH.mkdir(mode=0o700)
+        try:
+            yield SCRATCH
+        finally:
+            shutil.rmtree(SCRATCH, ignore_errors=True)
+    finally:
+        os.close(lock)  # which releases the lock
 
 
 @functools.cache
@@ -189,12 +219,10 @@ def run_demo(name: str) -> DemoRun:
     demo = chapter(name)
     header, _ = read_cassette(demo.demo_cassette)
     model = WatchedModel(ReplayModel(demo.demo_cassette))
-    workdir = fresh_folder(f"{name}-demo-", scratch_folder())
-    shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
-    try:
+    with scratch_folder() as scratch:
+        workdir = fresh_folder(f"{name}-demo-", scratch)
+        shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
         result = demo.run(header["task"], model=model, workdir=workdir, console=TurnConsole(model))
-    finally:
-        shutil.rmtree(SCRATCH, ignore_errors=True)
     return DemoRun(result, model.turns)
 
 
@@ -282,8 +310,7 @@ def demo_output(name: str, lang: str = "en") -> str:
 
     It runs in the fixed scratch folder (see `scratch_folder`), shown as `/tmp`.
     """
-    folder = scratch_folder()
-    try:
+    with scratch_folder() as folder:
         done = subprocess.run(
             [sys.executable, "-m", name, "--demo"],
             cwd=REPO,
@@ -292,12 +319,42 @@ def demo_output(name: str, lang: str = "en") -> str:
             text=True,
             timeout=120,
         )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     output = done.stdout.replace(str(folder), "/tmp")
     if done.returncode != 0:
         raise RuntimeError(f"python -m {name} --demo failed: {done.stderr.strip()}")
     return stamp() + "\n```\n" + output.rstrip("\n") + "\n```"
+
+
+def output_limit(lang: str = "en") -> str:
+    """What the tools' output cap of OUTPUT_LIMIT bytes holds, in characters and tokens.
+
+    Measured on chapter 1's own texts (its doc in each language, its code, its demo
+    cassette and tool schemas, repeated where shorter than the cap) with the estimate of
+    `llm/tokens.py`, which needs no tokenizer; `python -m lab.token_check` sets a real
+    tokenizer's count beside it.  Rounded, since every edit of those texts moves it a little.
+    """
+    chapter = REPO / "v1_tool_loop"
+    modules = sorted(chapter.glob("*.py"))
+    cassette = (chapter / "demo/cassette.jsonl").read_text(encoding="utf-8").splitlines()
+    kinds = {
+        "English prose": prose(DOCS / "en/v1_tool_loop.md"),
+        "Chinese prose": prose(DOCS / "zh/v1_tool_loop.md"),
+        "Python code": [part for path in modules for part in definitions(path)],
+        "JSON tool traffic": [*cassette, *(json.dumps(tool, ensure_ascii=False) for tool in TOOLS)],
+    }
+    rows = []
+    for kind, samples in kinds.items():
+        text = first_bytes(samples, OUTPUT_LIMIT)
+        rows.append([label(kind, lang), about(len(text)), about(estimate_text(text))])
+    headers = ["kind of text", "characters", "tokens (estimated)"]
+    return table([label(h, lang) for h in headers], rows)
+
+
+def prose(doc: Path) -> list[str]:
+    """The paragraphs of a doc, without its code blocks and the figures printed into it."""
+    text = BLOCK.sub("", doc.read_text(encoding="utf-8"))
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
 
 
 # A small conversation, enough to show each kind of block once.
@@ -377,6 +434,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "code-size": code_size,
     "request-sizes": request_sizes,
     "wire-shapes": wire_shapes,
+    "output-limit": output_limit,
 }
 
 

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted(
     [
         REPO / "README.md",
-        *(p for p in REPO.glob("*/README.md") if not p.parent.name.startswith(".")),
+        *(p for p in REPO.glob("*/README*.md") if not p.parent.name.startswith(".")),
         *REPO.glob("docs/**/*.md"),
     ]
 )
@@ -90,6 +90,20 @@ def test_every_doc_exists_in_both_languages_with_the_same_sections() -> None:
         assert headings(en) == headings(zh), name
         assert headings(en, "###") == headings(zh, "###"), name
         assert count(r"^\| ", en) == count(r"^\| ", zh), f"{name}: number of table rows"
+
+
+def test_package_readmes_say_the_same_in_chinese() -> None:
+    """A package's README.zh.md renders its README.md: the same sections and tables."""
+    translations = sorted(REPO.glob("*/README.zh.md"))
+    assert translations, "no README.zh.md found"
+    for chinese in translations:
+        english = chinese.with_name("README.md")
+        for pattern in (r"^## ", r"^### ", r"^\| ", r"^```"):
+            assert count(pattern, english) == count(pattern, chinese), (
+                f"{relative(chinese)} and {relative(english)} differ in the lines that start "
+                f"with {pattern[1:]!r}"
+            )
+        assert f"]({chinese.name})" in english.read_text(encoding="utf-8"), relative(english)
 
 
 def test_chapters_follow_the_template() -> None:

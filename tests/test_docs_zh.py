@@ -1,6 +1,6 @@
-"""The Chinese docs read as written in Chinese: one term per idea (docs/zh/glossary.md),
-full-width punctuation, no hard-wrapped paragraphs, emphasis that renders, diagrams
-with Chinese labels."""
+"""The Chinese docs (docs/zh, and each package's README.zh.md) read as written in
+Chinese: one term per idea (docs/zh/glossary.md), full-width punctuation, no
+hard-wrapped paragraphs, emphasis that renders, diagrams with Chinese labels."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tests.markdown import code_line_numbers, without_code_spans
 
 REPO = Path(__file__).resolve().parent.parent
-ZH_DOCS = sorted((REPO / "docs/zh").glob("*.md"))
+ZH_DOCS = sorted([*(REPO / "docs/zh").glob("*.md"), *REPO.glob("*/README.zh.md")])
 CJK = r"\u3400-\u9fff\uf900-\ufaff"
 CJK_PUNCTUATION = "，。：；！？、（）“”‘’《》「」【】…—"
 HAN = re.compile(f"[{CJK}]")

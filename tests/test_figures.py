@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,24 @@ def test_request_sizes_measure_what_the_agent_sends() -> None:
     rows = {row.split("|")[1].strip(): row for row in figures.render("request-sizes").splitlines()}
     assert f"| {len(V0_SYSTEM):,} | none |" in rows["0 · `v0_react_text`"]
     assert f"| {len(V1_SYSTEM):,} |" in rows["1 · `v1_tool_loop`"]
+
+
+def test_two_measuring_runs_take_turns_in_the_scratch_folder() -> None:
+    """A second run (another checkout's, say) must not empty the folder under the first."""
+    first_inside = threading.Event()
+    second_ran = []
+
+    def second_run() -> None:
+        first_inside.wait()
+        with figures.scratch_folder():
+            second_ran.append(True)
+
+    thread = threading.Thread(target=second_run)
+    thread.start()
+    with figures.scratch_folder() as folder:
+        (folder / "demo").write_text("in use")
+        first_inside.set()
+        time.sleep(0.3)
+        assert (folder / "demo").exists() and not second_ran
+    thread.join(timeout=10)
+    assert second_ran == [True]
