@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
@@ -112,6 +113,8 @@ def _line_problem(row: Any, strict: bool) -> str | None:
         problem = _usage_problem(reply["usage"])
         if problem:
             return problem
+    if "child" in row and not (isinstance(row["child"], str) and row["child"]):
+        return f"child must name the tool call that started the child; it is {_shown(row['child'])}"
     if strict and "request" in row:
         return _request_problem(row["request"])
     return None
@@ -216,18 +219,38 @@ def describe_difference(
 class ReplayModel:
     """A Model that answers from a cassette, in order, and never invents a reply."""
 
-    def __init__(self, source: str | Path | list[Reply], *, strict: bool = False) -> None:
-        """Replay a cassette file, or a list of Reply objects held in memory (benchmarks)."""
+    def __init__(
+        self, source: str | Path | list[Reply], *, strict: bool = False, child: str | None = None
+    ) -> None:
+        """Replay a cassette file, or a list of Reply objects held in memory (benchmarks).
+
+        A cassette can hold the replies of child agents too (chapter 3), each line
+        tagged with the id of the tool call that started its child: `child` picks
+        that section; without it, the lines with no tag are replayed.
+        """
         if isinstance(source, list):
             self.path = Path("memory")
             self.header = {"format": FORMAT, "provenance": "scripted"}
-            self.entries = [{"reply": reply.to_dict()} for reply in source]
+            self.all_entries = [{"reply": reply.to_dict()} for reply in source]
         else:
             self.path = Path(source)
-            self.header, self.entries = read_cassette(self.path, strict=strict)
+            self.header, self.all_entries = read_cassette(self.path, strict=strict)
+        self.entries = [entry for entry in self.all_entries if entry.get("child") == child]
+        self.key = child
         self.strict = strict
         self.turn = 0
         self.name = f"replay:{self.path}"
+
+    def child(self, key: str) -> ReplayModel:
+        """The replay of the child agent started by tool call `key`, from its own section.
+
+        Each child reads only its own lines, so children that run at the same time
+        get the same replies whatever order their threads happen to run in.
+        """
+        section = copy.copy(self)
+        section.entries = [entry for entry in self.all_entries if entry.get("child") == key]
+        section.key, section.turn = key, 0
+        return section
 
     def complete(
         self,
@@ -238,10 +261,11 @@ class ReplayModel:
         max_tokens: int = 4096,
     ) -> Reply:
         if self.turn >= len(self.entries):
+            whose = f" for the child of call {self.key}" if self.key else ""
             raise CassetteError(
-                f"the cassette {self.path} has {len(self.entries)} replies and the run asked "
-                f"for reply {self.turn + 1}; a replay never invents one. Record a longer run "
-                "with --record, or run live with --model."
+                f"the cassette {self.path} has {len(self.entries)} replies{whose} and the run "
+                f"asked for reply {self.turn + 1}; a replay never invents one. Record a longer "
+                "run with --record, or run live with --model."
             )
         entry = self.entries[self.turn]
         self.turn += 1
@@ -276,6 +300,9 @@ class RecordingModel:
         self.path = Path(path)
         self.name = inner.name
         self.replies = 0
+        self.key: str | None = None  # set on the recorder of a child's section
+        self._lock = threading.Lock()  # children record from their own threads
+        self._root = self  # the recorder that owns the file; a child's section counts there
         _check_record_target(self.path, inner)
         self.partial, self._file = _open_partial(self.path)
         self._write(
@@ -298,10 +325,18 @@ class RecordingModel:
         max_tokens: int = 4096,
     ) -> Reply:
         reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
-        request = request_digest(system, messages, tools, stop)
-        self._write({"reply": reply.to_dict(), "request": request})
-        self.replies += 1
+        row = {"reply": reply.to_dict(), "request": request_digest(system, messages, tools, stop)}
+        if self.key:
+            row["child"] = self.key
+        self._write(row)
         return reply
+
+    def child(self, key: str) -> RecordingModel:
+        """A recorder for the child agent started by tool call `key`: the same file, its
+        lines tagged with `key`, so a replay can give each child its own section."""
+        section = copy.copy(self)
+        section.inner, section.key = for_child(self.inner, key), key
+        return section
 
     def close(self) -> bool:
         """Move the recording over `path`; False if no reply came, and `path` is left alone."""
@@ -332,8 +367,21 @@ class RecordingModel:
             line.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate from a model: keep it as a \u escape
             line = json.dumps(row)
-        self._file.write(line + "\n")
-        self._file.flush()
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+            self._root.replies += "reply" in row
+
+
+def for_child(model: Model, key: str) -> Model:
+    """The model a child agent started by tool call `key` talks to.
+
+    A replay or a recording gives the child its own section of the cassette; a live
+    model simply serves the child too (the SDK clients are safe to share between
+    threads).  Wrappers that pass calls on (the lab's, say) offer `child` as well.
+    """
+    child = getattr(model, "child", None)
+    return child(key) if callable(child) else model
 
 
 def _check_record_target(path: Path, inner: Model) -> None:

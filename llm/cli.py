@@ -302,9 +302,12 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     # An estimate (a scripted replay) must not read like a provider's measure.
     about, estimated = ("≈", " (estimated)") if usage.estimated else ("", "")
     console.note(
-        f"── {result.stop}: {result.turns} turns, {result.tool_calls} tool calls, "
+        f"── {result.stop}: {_count(result.turns, 'turn')}, "
+        f"{_count(result.tool_calls, 'tool call')}, "
         f"{about}{usage.input_tokens:,} tokens in, {about}{usage.output_tokens:,} out{estimated}"
     )
+    for line in result.highlights():
+        console.note(line)
     if result.stop == "max_turns":
         print(
             f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",

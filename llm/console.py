@@ -36,21 +36,37 @@ def visible(text: str) -> str:
 class Console:
     """Prints a run compactly; `quiet=True` prints nothing (the final answer is the caller's)."""
 
+    # One lock for every console: agents running side by side (chapter 3's children)
+    # print whole lines, never halves of two lines mixed.
+    _lock = threading.Lock()
+
     def __init__(self, quiet: bool = False, out: TextIO | None = None, err: TextIO | None = None):
         self.quiet = quiet
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.color = _is_terminal(self.out) and not os.environ.get("NO_COLOR")
         self.spinner = not quiet and _is_terminal(self.err)
+        self.prefix = ""
+
+    def child(self, label: str) -> Console:
+        """A console for an agent working on behalf of this one: every line indented and
+        labelled, so the output of children running at once stays readable."""
+        child = Console(self.quiet, self.out, self.err)
+        child.color, child.spinner = self.color, False  # one spinner, the parent's
+        child.prefix = f"{self.prefix}    {label} │ "
+        return child
 
     def _print(self, text: str, style: str = "") -> None:
         if self.quiet:
             return
-        text = visible(text)
         codes = {"dim": "2", "bold": "1", "red": "31", "cyan": "36", "yellow": "33"}
-        if self.color and style:
-            text = f"\033[{codes[style]}m{text}\033[0m"
-        print(text, file=self.out, flush=True)
+        lines = []
+        for line in visible(text).split("\n"):
+            if self.color and style:
+                line = f"\033[{codes[style]}m{line}\033[0m"
+            lines.append(self.prefix + line)
+        with Console._lock:
+            print("\n".join(lines), file=self.out, flush=True)
 
     def note(self, text: str) -> None:
         """A line about the run itself (offline replay, work directory, stop reason)."""
@@ -111,7 +127,7 @@ class Console:
         self.err.flush()
 
 
-KEY_ARGUMENTS = ("command", "path", "description", "pattern", "query", "name")
+KEY_ARGUMENTS = ("command", "pattern", "path", "description", "query", "name")
 
 
 def _key_argument(args: dict[str, Any]) -> str:

@@ -105,3 +105,8 @@ class RunResult:
         compactions), by name, for the summary line and the lab's tables.  A chapter's
         result class overrides it; the plain loop has nothing of its own to count."""
         return {}
+
+    def highlights(self) -> list[str]:
+        """Lines the command line prints under the summary: what the chapter's idea did in
+        this run, in words.  The plain loop has nothing to add."""
+        return []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from itertools import pairwise
+from pathlib import Path
 
 from llm import Reply
 from llm.cassette import ReplayModel
@@ -33,3 +35,17 @@ def assert_valid_history(messages: list[dict]) -> None:
             blocks = messages[index + 1]["content"]
             answered = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
             assert answered == [call["id"] for call in calls]
+
+
+def write_cassette(
+    path: Path,
+    replies: list[tuple[list[dict], str]],
+    children: dict[str, list[tuple[list[dict], str]]] | None = None,
+) -> Path:
+    """A scripted cassette file; each child's replies tagged with its task call's id."""
+    rows: list[dict] = [{"format": "cassette/1", "provenance": "scripted", "task": "test"}]
+    rows += [{"reply": Reply(content, stop).to_dict()} for content, stop in replies]
+    for key, section in (children or {}).items():
+        rows += [{"reply": Reply(c, s).to_dict(), "child": key} for c, s in section]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path

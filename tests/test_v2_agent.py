@@ -218,7 +218,11 @@ def test_todos_in_the_interactive_prompt_prints_the_plan(tmp_path: Path) -> None
     lines = cassette.read_text().splitlines()
     cassette.write_text("\n".join(lines[:2]) + "\n")  # the first reply only: plan, then run
     done = chapter2(
-        "--model", f"replay:{cassette}", "--max-turns", "1", cwd=tmp_path,
+        "--model",
+        f"replay:{cassette}",
+        "--max-turns",
+        "1",
+        cwd=tmp_path,
         stdin="/todos\nfix it\n/todos\n/exit\n",
     )
     assert "Also: /todos." in done.stdout

@@ -1,0 +1,184 @@
+"""The kinds of child agent the parent can start, and what a child hands back.
+
+A child agent is the same loop as its parent, started fresh: its own message list
+holding only the prompt the parent wrote, its own system prompt, its own turn limit,
+and a tool set chosen by its type.  It can read forty files; the parent sees only
+the summary it writes at the end.  The table below is meant to be read and extended:
+add a type, name its tools, and the `task` tool offers it.
+
+No type gets `task`.  A child that could start children could start them without
+end, each level paying for its own context, and nobody could see what happened
+three levels down; one level keeps the cost bounded and the story readable.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from llm import Message, Model, Reply, RunResult, Usage
+from llm.result import text_of, tool_uses
+from llm.tokens import estimate_message
+from v1_tool_loop.sandbox import ToolError
+from v2_todos.todos import PlanRunResult
+
+CHILD_TURNS = 20  # a child that has not finished in 20 turns is lost; the parent decides
+
+
+@dataclass(frozen=True)
+class AgentType:
+    """One kind of child: what it is for, how it is told to work, what it may use."""
+
+    description: str
+    system: str
+    tools: tuple[str, ...]
+    max_turns: int = CHILD_TURNS
+
+
+READ_ONLY = ("read_file", "list_files", "grep")
+
+AGENT_TYPES: dict[str, AgentType] = {
+    "explore": AgentType(
+        description="finds and reads code to answer a question; cannot change anything",
+        system="""You are an explorer working for another agent, in a project directory.
+Find and read what answers the question you are given; you can list files, search
+them and read them, and nothing else. Be thorough but brief: when you know the
+answer, reply without calling a tool, with what you found, naming files, functions
+and line numbers, so the agent that sent you can act without reading it all again.""",
+        tools=READ_ONLY,
+    ),
+    "plan": AgentType(
+        description="reads the code and proposes a plan of changes; cannot change anything",
+        system="""You are a planner working for another agent, in a project directory.
+Read what you need (you can list, search and read files, nothing else) and answer
+with a short, numbered plan of changes: which file, which function, what to change
+and how to check it. Do not write code beyond a line or two per step.""",
+        tools=READ_ONLY,
+    ),
+    "code": AgentType(
+        description="changes code and runs commands to finish a well-defined piece of work",
+        system="""You are a coding agent working for another agent, in a project directory.
+Do the piece of work you are given: inspect before you edit, change the files, and
+run the tests or the program to check your change. For several steps, keep a plan
+with todo_write. When done, reply without calling a tool, with a short report of
+what you changed and how you checked it.""",
+        tools=("bash", "read_file", "write_file", "edit_file", "todo_write"),
+    ),
+}
+
+TASK_TOOL: dict[str, Any] = {
+    "name": "task",
+    "description": (
+        "Start a child agent on a subtask, in a fresh context of its own, and get back only "
+        "its final report. Use it to keep your own context small: send an explorer to read "
+        "many files and report what matters, or a coder to finish a well-defined change. "
+        "The child sees nothing of this conversation, so the prompt must say everything it "
+        "needs. Several task calls in one reply run at the same time. Agent types: "
+        + "; ".join(f"{name}: {kind.description}" for name, kind in AGENT_TYPES.items())
+        + "."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "description": "Three to five words, for the log."},
+            "prompt": {"type": "string", "description": "The whole subtask, self-contained."},
+            "agent_type": {"type": "string", "enum": list(AGENT_TYPES)},
+        },
+        "required": ["description", "prompt", "agent_type"],
+    },
+}
+
+
+def find_type(name: str) -> AgentType:
+    """The type called `name`, or a ToolError listing the types (the model picked one)."""
+    if name not in AGENT_TYPES:
+        raise ToolError(f"unknown agent_type '{name}'; choose one of {', '.join(AGENT_TYPES)}")
+    return AGENT_TYPES[name]
+
+
+def child_report(kind: str, child: RunResult) -> str:
+    """What the parent gets back: the child's final text and a one-line footer.
+
+    A child that did not finish (turn limit, provider error, Ctrl-C) is an error result:
+    the parent reads why, and what the child had said so far, and decides what next.
+    """
+    usage = child.usage
+    footer = (
+        f"[{kind} agent: {child.turns} turns, {child.tool_calls} tool calls, "
+        f"{'≈' if usage.estimated else ''}{usage.input_tokens + usage.output_tokens:,} tokens]"
+    )
+    if child.stop == "done":
+        return f"{child.answer}\n\n{footer}"
+    said = [text_of(m["content"]) for m in child.messages if m["role"] == "assistant"]
+    last = next((text for text in reversed(said) if text and not text.startswith("[")), "")
+    reason = child.error or child.stop
+    raise ToolError(
+        f"the {kind} agent stopped without finishing ({reason}). "
+        + (f"Its last words: {last}\n\n" if last else "")
+        + footer
+    )
+
+
+class StoppableModel:
+    """A child's model, which stops the child at its next call once `stop` is set (Ctrl-C).
+
+    Ctrl-C reaches only the main thread; the children, in threads of their own, learn
+    of it here and end as interrupted, so the parent gets their results and goes on.
+    """
+
+    def __init__(self, inner: Model, stop: threading.Event) -> None:
+        self.inner, self.stop, self.name = inner, stop, inner.name
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+        return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+
+
+@dataclass
+class Child:
+    """One child agent as the parent started it, and how its run went."""
+
+    call_id: str
+    description: str
+    agent_type: str
+    result: RunResult
+
+
+@dataclass
+class DelegationRunResult(PlanRunResult):
+    """A RunResult that keeps each child's own result, nested, in the order of the calls."""
+
+    children: list[Child] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        order = [call["id"] for message in self.messages for call in tool_uses(message)]
+        self.children.sort(key=lambda child: order.index(child.call_id))
+
+    @property
+    def usage(self) -> Usage:
+        """The parent's tokens and every child's: delegation moves the cost, it does not hide it."""
+        return sum((child.result.usage for child in self.children), super().usage)
+
+    def counts(self) -> dict[str, int]:
+        return {**super().counts(), "children": len(self.children)}
+
+    def highlights(self) -> list[str]:
+        """The parent's context against what it would have held had it read it all itself."""
+        if not self.children:
+            return []
+        read = sum(estimate_message(m) for c in self.children for m in c.result.messages[1:])
+        peak = max(self.context_tokens, default=0)
+        return [
+            f"delegation: {len(self.children)} children; the parent's context peaked at "
+            f"≈{peak:,} tokens; doing the children's work itself, it would have held "
+            f"≈{peak + read:,}"
+        ]
