@@ -40,11 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
-from llm.cassette import ReplayModel, read_cassette
+from llm.cassette import ReplayModel, for_child, read_cassette
 from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
-from llm.tokens import estimate_text
+from llm.result import tool_uses
+from llm.tokens import estimate_block, estimate_message, estimate_text
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
+from v2_todos.todos import MARKS
 
 from .token_check import definitions, first_bytes
 
@@ -54,6 +56,7 @@ BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTA
 SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat exactly
 SCRATCH_LOCK = Path("/tmp/agent-course-figures.lock")  # one measuring run at a time
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
+UNITTEST_TIME = re.compile(r"(Ran \d+ tests? in )\d+\.\d+s")
 
 ZH = {
     "turn": "轮",
@@ -79,6 +82,12 @@ ZH = {
     "Chinese prose": "中文行文",
     "Python code": "Python 代码",
     "JSON tool traffic": "JSON 工具往来",
+    "plan blocks in it (tokens)": "其中计划的块（token）",
+    "after the first reply (tokens)": "第一条回复之后（token）",
+    "after the latest plan (tokens)": "最新计划之后（token）",
+    "item \\ turn": "待办 \\ 轮",
+    "reminder": "提醒",
+    "sent": "已发送",
 }
 
 
@@ -158,6 +167,11 @@ class WatchedModel:
         }
         self.turns.append(Turn(reply, request))
         return reply
+
+    def child(self, key: str) -> Model:
+        """A child agent's model (chapter 3): its own section, not watched, since the
+        figures tell the parent's turns."""
+        return for_child(self.inner, key)
 
 
 class TurnConsole(Console):
@@ -309,6 +323,8 @@ def demo_output(name: str, lang: str = "en") -> str:
     """What `python -m NAME --demo` prints, run from the repository root.
 
     It runs in the fixed scratch folder (see `scratch_folder`), shown as `/tmp`.
+    The time unittest reports (`Ran 3 tests in 0.001s`) depends on the machine and
+    its load, so it is shown as `0.000s`: a timing is not what the figure is about.
     """
     with scratch_folder() as folder:
         done = subprocess.run(
@@ -319,7 +335,7 @@ def demo_output(name: str, lang: str = "en") -> str:
             text=True,
             timeout=120,
         )
-    output = done.stdout.replace(str(folder), "/tmp")
+    output = UNITTEST_TIME.sub(r"\g<1>0.000s", done.stdout.replace(str(folder), "/tmp"))
     if done.returncode != 0:
         raise RuntimeError(f"python -m {name} --demo failed: {done.stderr.strip()}")
     return stamp() + "\n```\n" + output.rstrip("\n") + "\n```"
@@ -355,6 +371,114 @@ def prose(doc: Path) -> list[str]:
     text = BLOCK.sub("", doc.read_text(encoding="utf-8"))
     text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
     return [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+# --- the plan of chapter 2, read back from the demo's messages -------------------------
+
+
+def requests(run: DemoRun) -> list[list[Message]]:
+    """The conversation as each model call received it: everything before its reply."""
+    messages = run.result.messages
+    replies = [index for index, message in enumerate(messages) if message["role"] == "assistant"]
+    return [messages[:index] for index in replies[: len(run.turns)]]
+
+
+def plan_call_ids(messages: list[Message]) -> set[str]:
+    return {
+        call["id"]
+        for message in messages
+        if message["role"] == "assistant"
+        for call in tool_uses(message)
+        if call["name"] == "todo_write"
+    }
+
+
+def tokens_after(messages: list[Message], index: int, block: int | None = None) -> int:
+    """Estimated tokens that follow message `index` (or only its block `block`) to the end."""
+    rest = sum(estimate_message(message) for message in messages[index + 1 :])
+    if block is None:
+        return rest
+    return rest + sum(estimate_block(later) for later in messages[index]["content"][block + 1 :])
+
+
+def latest_plan_result(messages: list[Message]) -> tuple[int, int] | None:
+    """(message, block) of the last todo_write result that was accepted, if any."""
+    calls = plan_call_ids(messages)
+    found = None
+    for index, message in enumerate(messages):
+        if isinstance(message["content"], str):
+            continue
+        for number, block in enumerate(message["content"]):
+            accepted = block.get("type") == "tool_result" and not block.get("is_error")
+            if accepted and block["tool_use_id"] in calls:
+                found = (index, number)
+    return found
+
+
+def plan_tokens(messages: list[Message]) -> int:
+    """Estimated tokens of the plan's own blocks: every todo_write call and its result."""
+    calls = plan_call_ids(messages)
+    return sum(
+        estimate_block(block)
+        for message in messages
+        if not isinstance(message["content"], str)
+        for block in message["content"]
+        if block.get("id") in calls or block.get("tool_use_id") in calls
+    )
+
+
+def plan_distance(name: str, lang: str = "en") -> str:
+    """At each call: how far back the first reply lies, and how far back the latest plan.
+
+    Without a plan (chapter 1), the only statement of what remains to do is the
+    model's first reply, and every turn pushes it further back.  With one, the latest
+    accepted todo_write result is rewritten near the end each time the plan moves.
+    Measured in the tokens the model reads after it, by `llm`'s token estimate.
+    """
+    run = run_demo(name)
+    headers = [
+        "turn",
+        "context (tokens in)",
+        "plan blocks in it (tokens)",
+        "after the first reply (tokens)",
+        "after the latest plan (tokens)",
+    ]
+    rows = []
+    for index, (turn, request) in enumerate(zip(run.turns, requests(run), strict=True), start=1):
+        first = next((i for i, m in enumerate(request) if m["role"] == "assistant"), None)
+        plan = latest_plan_result(request)
+        rows.append(
+            [
+                str(index),
+                number(turn.reply.usage.input_tokens),
+                number(plan_tokens(request)),
+                "—" if first is None else number(tokens_after(request, first)),
+                "—" if plan is None else number(tokens_after(request, *plan)),
+            ]
+        )
+    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+
+
+def plan_history(name: str, lang: str = "en") -> str:
+    """Every item of the plan at every turn the model rewrote it, and when it was reminded.
+
+    `[x]` done, `[>]` in progress, `[ ]` not started; an empty cell is a turn
+    without a todo_write, which is what the reminder counts.
+    """
+    run = run_demo(name)
+    if not hasattr(run.result, "plan_history"):
+        raise SystemExit(f"{name} keeps no plan: plan-history needs chapter 2 or later")
+    statuses = {
+        turn: {item["content"]: item["status"] for item in plan}
+        for turn, plan in run.result.plan_history
+    }
+    turns = range(1, len(run.turns) + 1)
+    items = dict.fromkeys(content for plan in statuses.values() for content in plan)
+    rows = []
+    for content in items:
+        marks = [statuses.get(turn, {}).get(content) for turn in turns]
+        rows.append([content, *(f"`{MARKS[mark]}`" if mark else "" for mark in marks)])
+    sent = [label("sent", lang) if turn in run.result.reminders else "" for turn in turns]
+    rows.append([label("reminder", lang), *sent])
+    return table([label("item \\ turn", lang), *map(str, turns)], rows)
 
 
 # A small conversation, enough to show each kind of block once.
@@ -435,6 +559,8 @@ FIGURES: dict[str, Callable[..., str]] = {
     "request-sizes": request_sizes,
     "wire-shapes": wire_shapes,
     "output-limit": output_limit,
+    "plan-distance": plan_distance,
+    "plan-history": plan_history,
 }
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cassette import RecordingModel, ReplayModel, read_cassette
-from .console import Console
+from .console import Console, counted
 from .errors import CassetteError, ModelError
 from .result import RunResult
 from .spec import load_model, read_env_file, redirected_keys
@@ -155,7 +155,7 @@ def load_env_file() -> str | None:
     for warning in redirected_keys(new, os.environ):
         print(f"warning: {warning}", file=sys.stderr)
     os.environ.update(new)
-    note = f"loaded ./.env: {_count(len(new), 'setting')}"
+    note = f"loaded ./.env: {counted(len(new), 'setting')}"
     if new:
         note += f" ({', '.join(new)})"
     if kept:
@@ -244,7 +244,7 @@ def fresh_folder(prefix: str, parent: Path | None = None) -> Path:
 
 def _save_recording(recorder: RecordingModel, console: Console) -> None:
     if recorder.close():
-        console.note(f"recorded {_count(recorder.replies, 'reply', 'replies')} to {recorder.path}")
+        console.note(f"recorded {counted(recorder.replies, 'reply', 'replies')} to {recorder.path}")
     else:
         console.note(f"no reply was recorded, so {recorder.path} was left as it was")
 
@@ -302,8 +302,8 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     # An estimate (a scripted replay) must not read like a provider's measure.
     about, estimated = ("≈", " (estimated)") if usage.estimated else ("", "")
     console.note(
-        f"── {result.stop}: {_count(result.turns, 'turn')}, "
-        f"{_count(result.tool_calls, 'tool call')}, "
+        f"── {result.stop}: {counted(result.turns, 'turn')}, "
+        f"{counted(result.tool_calls, 'tool call')}, "
         f"{about}{usage.input_tokens:,} tokens in, {about}{usage.output_tokens:,} out{estimated}"
     )
     for line in result.highlights():
@@ -344,7 +344,3 @@ def _is_utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _count(number: int, one: str, many: str = "") -> str:
-    return f"{number} {one if number == 1 else many or one + 's'}"

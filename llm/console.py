@@ -141,5 +141,10 @@ def _key_argument(args: dict[str, Any]) -> str:
     return first[:100] + (" …" if len(first) > 100 or "\n" in value.strip() else "")
 
 
+def counted(number: int, one: str, many: str = "") -> str:
+    """`1 turn`, `2 turns`, `3 replies`: a count with its noun in the right number."""
+    return f"{number} {one if number == 1 else many or one + 's'}"
+
+
 def _is_terminal(stream: TextIO) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from lab import figures
+from llm.tokens import estimate_message
 
 REPO = Path(__file__).resolve().parent.parent
 BLOCKS = figures.all_blocks()
@@ -107,3 +108,31 @@ def test_two_measuring_runs_take_turns_in_the_scratch_folder() -> None:
         assert (folder / "demo").exists() and not second_ran
     thread.join(timeout=10)
     assert second_ran == [True]
+
+
+def table_rows(markdown: str) -> list[list[str]]:
+    """The body rows of a figure's table, as lists of stripped cells."""
+    lines = [line for line in markdown.splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def test_plan_figures_agree_with_the_demo_run() -> None:
+    """Chapter 2's plan tables measure the same run as its turn table, and tell its story."""
+    result = figures.run_demo("v2_todos").result
+    distance = table_rows(figures.render("plan-distance v2_todos"))
+    turns = table_rows(figures.render("demo-turns v2_todos"))[:-1]
+    assert [row[1] for row in distance] == [row[3] for row in turns]
+    behind_first = [int(row[3].replace(",", "")) for row in distance[1:]]
+    assert behind_first == sorted(set(behind_first)), "the first reply slides back every turn"
+    assert behind_first[0] == estimate_message(result.messages[2])  # turn 2: only its results
+
+    history = table_rows(figures.render("plan-history v2_todos"))
+    *items, reminded = history
+    last_update = result.plan_history[-1][0]
+    marks = {"`[x]`": "completed", "`[>]`": "in_progress", "`[ ]`": "pending"}
+    assert [(row[0], marks[row[last_update]]) for row in items] == [
+        (item["content"], item["status"]) for item in result.plan
+    ]
+    assert [turn for turn, cell in enumerate(reminded[1:], 1) if cell] == result.reminders
+    with pytest.raises(SystemExit, match="v1_tool_loop keeps no plan"):
+        figures.render("plan-history v1_tool_loop")

@@ -110,7 +110,7 @@ def test_v1_cli_exits_1_and_says_what_to_do(
     code = main(V1_CHAPTER, ["--model", f"replay:{path}", "--workdir", str(tmp_path), "write"])
     out, err = capsys.readouterr()
     assert code == 1
-    assert "── max_tokens: 1 turns, 1 tool calls" in out
+    assert "── max_tokens: 1 turn, 1 tool call" in out
     assert "cut off at the token limit (max_tokens)" in err and "smaller steps" in err
     assert not (tmp_path / "big.py").exists()
 
@@ -151,5 +151,5 @@ def test_v0_cli_exits_1_and_says_what_to_do(
     code = main(V0_CHAPTER, ["--model", f"replay:{path}", "--workdir", str(tmp_path), "why?"])
     out, err = capsys.readouterr()
     assert code == 1
-    assert "── max_tokens: 1 turns" in out
+    assert "── max_tokens: 1 turn" in out
     assert "cut off at the token limit (max_tokens)" in err

@@ -200,7 +200,7 @@ def test_the_summary_line_gives_measured_figures_as_they_are(
 ) -> None:
     cassette = write_cassette(tmp_path / "run.jsonl", "recorded", REPLIES)
     line = summary_line(cassette, tmp_path, capsys)
-    assert line == "── done: 2 turns, 1 tool calls, 2,102 tokens in, 53 out"
+    assert line == "── done: 2 turns, 1 tool call, 2,102 tokens in, 53 out"
 
 
 def test_the_summary_line_marks_estimated_figures(
@@ -208,5 +208,5 @@ def test_the_summary_line_marks_estimated_figures(
 ) -> None:
     cassette = write_cassette(tmp_path / "run.jsonl", "scripted", REPLIES)
     line = summary_line(cassette, tmp_path, capsys)
-    assert line.startswith("── done: 2 turns, 1 tool calls, ≈")
+    assert line.startswith("── done: 2 turns, 1 tool call, ≈")
     assert line.endswith(" out (estimated)") and "2,102" not in line

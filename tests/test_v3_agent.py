@@ -71,7 +71,7 @@ def test_a_child_starts_fresh_and_only_its_report_reaches_the_parent(
     report = result_of(result.messages, "t1")
     assert not report["is_error"]
     assert report["content"].startswith(
-        "The notes say 42.\n\n[explore agent: 2 turns, 1 tool calls"
+        "The notes say 42.\n\n[explore agent: 2 turns, 1 tool call,"
     )
     assert "the answer is 42" not in json.dumps(result.messages)  # the file stayed in the child
     [child] = result.children

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm import Message, Model, Reply, RunResult, Usage
+from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
 from v1_tool_loop.sandbox import ToolError
@@ -105,7 +106,7 @@ def child_report(kind: str, child: RunResult) -> str:
     """
     usage = child.usage
     footer = (
-        f"[{kind} agent: {child.turns} turns, {child.tool_calls} tool calls, "
+        f"[{kind} agent: {counted(child.turns, 'turn')}, {counted(child.tool_calls, 'tool call')}, "
         f"{'≈' if usage.estimated else ''}{usage.input_tokens + usage.output_tokens:,} tokens]"
     )
     if child.stop == "done":
