@@ -82,7 +82,7 @@ def turn_costs(session: Session, window: ContextWindow, messages: Iterator, turn
     times = []
     for _ in range(turns):
         reply, results = next(messages), next(messages)
-        while reply["role"] != "assistant" or results["role"] != "user":  # a turn, not a task
+        while reply["role"] != "assistant" or results["role"] != "user":  # realign on a reply
             reply, results = results, next(messages)
         session.append(reply)
         session.append(results)

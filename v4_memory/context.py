@@ -27,9 +27,9 @@ only when previews are not enough.  When even the summary does not fit, no remed
 is left that keeps the work going safely, and the agent stops and says what to do.
 
 Why stage 1 is a view and stage 2 is recorded.  Stage 1 is a pure function of the
-messages: the same history always gives the same previews, so it needs no record;
-a resumed session computes the same view again, and the file keeps every result
-whole in case it is needed later.  A summary is different: the model wrote it, and
+messages: the same history and budget always give the same previews, so it needs
+no record; a resumed session computes the same view again, and the file keeps
+every result whole in case it is needed later.  A summary is different: the model wrote it, and
 asking again would give another text.  So stage 2 is written to the session as a
 compaction record (`Session.compact`), and a resumed session replays it and sees
 exactly the context the running one had.
@@ -44,7 +44,7 @@ therefore replaces whole turns only, cutting where `Session.boundaries()` allows
 
 How it stays cheap.  The estimate of a message is cached under the message's
 identity, so each turn only the new messages are estimated and the rest is a sum
-(see `ContextWindow._count`, and `python -m lab.bench_context` for the figures).
+(see `ContextWindow._size`, and `python -m lab.bench_context` for the figures).
 The estimate is corrected by what the provider reports: after each call the ratio
 of its count to our estimate of the same request scales the next estimates.
 
@@ -135,9 +135,8 @@ def trim_old_results(
     """
     start = recent_start(messages, keep_turns)
     cache = {} if cache is None else cache
-    return [_cached(cache, message, trim_results) for message in messages[:start]] + messages[
-        start:
-    ]
+    old = [_cached(cache, message, trim_results) for message in messages[:start]]
+    return old + messages[start:]
 
 
 def recent_start(messages: list[Message], keep_turns: int) -> int:
@@ -267,7 +266,7 @@ class ContextWindow:
     the loop, so that the flush comes before every summary (the automatic one and
     `/compact` alike) without the loop having to remember it, and the loop stays one
     `fit` per turn.  It is not called after the provider refused a request as too
-    long: the flush turn would be refused too.
+    long: the flush turn would be refused too.  An error it raises stops the `fit`.
 
     The estimate cache.  Each message's estimate is kept under `id(message)`, with
     the message itself beside it.  That is safe because the session never edits a
@@ -358,12 +357,13 @@ class ContextWindow:
         if forced or tokens > self.budget:
             upto = self._cut(min(tokens, self.budget))
             if upto is None:
-                raise self._full(tokens, "and there are no older turns to summarise")
+                refused = "refused by the provider, " if forced else ""
+                raise self._full(tokens, f"{refused}with no older turns left to summarise")
             self._summarise(system, tools, view, tokens, upto, flush=not forced)
             view, size = self._view(system, tools)
             tokens = self._corrected(size)
         if tokens > self.budget:
-            raise self._full(tokens, "even after trimming and summarising")
+            raise self._full(tokens, "even after trimming old results and summarising")
         self._sent, self.tokens = size, tokens
         return view
 
@@ -426,7 +426,7 @@ class ContextWindow:
         try:
             reply = self.model.complete(SUMMARY_SYSTEM, request, max_tokens=SUMMARY_TOKENS)
         except ContextTooLong as error:
-            why = "and the turns to summarise are too long for the model to read"
+            why = "and the turns to summarise are too long for the model to read at once"
             raise self._full(tokens, why) from error
         text = text_of(reply.content)
         if text in ("", EMPTY_REPLY):
@@ -441,10 +441,10 @@ class ContextWindow:
 
     def _full(self, tokens: int, why: str) -> ContextFull:
         return ContextFull(
-            f"the conversation does not fit the context (about {tokens:,} "
-            f"tokens, budget {self.budget:,}) {why}: run /compact to summarise all of it, "
-            "start again with a bigger --context-budget if the model's window allows it, "
-            "or start a new session"
+            f"the next request does not fit the context: about {tokens:,} tokens for a budget "
+            f"of {self.budget:,}, {why}; run /compact to summarise all of it, start again "
+            "with a bigger --context-budget if the model's window allows it, or start a new "
+            "session"
         )
 
     def _record(
@@ -463,7 +463,9 @@ class ContextWindow:
     def _size(
         self, system: str, tools: list[dict[str, Any]] | None, messages: list[Message]
     ) -> int:
-        """`estimate_request(system, messages, tools)`, from cached figures."""
+        """`estimate_request(system, messages, tools)`, from cached figures.  The system
+        prompt and tools are estimated again when they change (for the tools: when
+        another list is given)."""
         if self._fixed[0] != system or self._fixed[1] is not tools:
             self._fixed = (system, tools, estimate_request(system, [], tools))
         cache = self._estimates
