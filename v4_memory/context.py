@@ -1,0 +1,493 @@
+"""Keeping a long session inside the context window, in stages.
+
+A model reads its whole conversation at every call, and the conversation only
+grows: each tool result stays in it for good.  Sooner or later the next request is
+larger than the model's context window, and the provider refuses it.  Before each
+call the agent therefore measures the request it is about to send (system prompt,
+tool schemas, messages), and while it is over the budget it frees room, cheapest
+remedy first:
+
+    fit(system, tools), before every model call
+      │
+      ├─ estimate ≤ budget? ───────────────────────────────────► send the history
+      │
+      ├─ stage 1: old tool results cut to a short preview
+      │           (a view: the session file keeps them whole) ─► ≤ budget? send it
+      │
+      ├─ stage 2: [memory flush] the oldest turns summarised by the model,
+      │           the summary recorded in the session ─────────► ≤ budget? send it
+      │
+      └─ stage 3: ContextFull: /compact, a bigger --context-budget, or a new session
+
+Why stages.  Most of a long session is tool output the model has already read and
+acted on: a 40 KB test log from twenty turns ago.  Cutting it to a preview costs
+nothing (no model call) and loses little (the model can run the tool again), so it
+comes first.  A summary costs a model call and loses detail for good, so it comes
+only when previews are not enough.  When even the summary does not fit, no remedy
+is left that keeps the work going safely, and the agent stops and says what to do.
+
+Why stage 1 is a view and stage 2 is recorded.  Stage 1 is a pure function of the
+messages: the same history and budget always give the same previews, so it needs
+no record; a resumed session computes the same view again, and the file keeps
+every result whole in case it is needed later.  A summary is different: the model wrote it, and
+asking again would give another text.  So stage 2 is written to the session as a
+compaction record (`Session.compact`), and a resumed session replays it and sees
+exactly the context the running one had.
+
+Why pairs never split.  The APIs refuse a tool result whose call is not in the
+message just before it, and a call whose result is not just after it.  A summary
+therefore replaces whole turns only, cutting where `Session.boundaries()` allows:
+
+    [task] [call t1] [result t1] [call t2] [result t2] [answer] [task] …
+                    ✗           ✓          ✗           ✓        ✓
+    ✗: a cut here would leave a result without its call
+
+How it stays cheap.  The estimate of a message is cached under the message's
+identity, so each turn only the new messages are estimated and the rest is a sum
+(see `ContextWindow._size`, and `python -m lab.bench_context` for the figures).
+The estimate is corrected by what the provider reports: after each call the ratio
+of its count to our estimate of the same request scales the next estimates.
+
+A reply cut off at `max_tokens` is the loop's business, not this module's: it is
+about the room for the answer, which the budget already leaves aside.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from llm.errors import ContextTooLong, ModelError
+from llm.result import text_of
+from llm.tokens import estimate_message, estimate_request
+from llm.types import EMPTY_REPLY, Block, Message, Model, Usage
+
+from .session import Session
+
+# --- Budgets ---------------------------------------------------------------------------------
+
+# The input window of model families, by the start of the model's name, as their
+# providers document them.  A newer model of a family may have a larger window,
+# never (so far) a smaller one, so each figure is a floor.  A floor is the safe side:
+# too small only compacts earlier, while too large is met by the provider's
+# ContextTooLong, which `fit_after_overflow` turns into a compaction.
+WINDOWS = {
+    "claude": 200_000,  # every Claude 3, 3.5, 3.7, 4 and 4.5 model
+    "gpt-4o": 128_000,  # gpt-4o and gpt-4o-mini
+    "gpt-4.1": 1_047_576,  # gpt-4.1, -mini and -nano
+    "gpt-5": 272_000,  # 400,000 in all, of which up to 128,000 go to the reply
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "deepseek": 128_000,  # deepseek-chat and deepseek-reasoner, since DeepSeek-V3.1
+}
+# Any other model: most current models read more than this.  A local server may run
+# a model with a much smaller window (Ollama's default is a few thousand tokens);
+# give --context-budget then.
+FALLBACK_WINDOW = 32_000
+# The estimate is off by 5 to 8% on average before a provider's report corrects it
+# (`llm/tokens.py`), so a tenth of the window is kept in reserve for the first call.
+ESTIMATE_MARGIN = 0.10
+# Replays run on a budget small enough that the demo's dozen turns go through stage 1
+# and stage 2; a real window would never fill in a demo.  It is a teaching setting,
+# and a cassette plays back the same stages only with the budget it was made with.
+REPLAY_BUDGET = 5_000
+
+
+def default_budget(model_name: str, reply_tokens: int = 4096) -> int:
+    """Tokens a request may take on `model_name` (e.g. "anthropic:claude-sonnet-4-5").
+
+    The window, less the estimate's margin, less the room the reply may take
+    (`max_tokens`): the APIs count the reply inside the window too.
+    """
+    provider, _, name = model_name.partition(":")
+    if provider == "replay":
+        return REPLAY_BUDGET
+    prefixes = [prefix for prefix in WINDOWS if name.startswith(prefix)]
+    window = WINDOWS[max(prefixes, key=len)] if prefixes else FALLBACK_WINDOW
+    return int(window * (1 - ESTIMATE_MARGIN)) - reply_tokens
+
+
+# --- Stage 1: old tool results cut to a preview ------------------------------------------------
+
+KEEP_TURNS = 3  # the tool results of the last three model calls are always sent whole
+TRIM_OVER = 1_000  # characters; a shorter result costs little and is often the whole answer
+PREVIEW_CHARS = 300  # what is kept of a longer one: its first lines, up to this many characters
+CUT_NOTE = (
+    "[… {cut:,} characters cut from this old tool result to save context; "
+    "run the tool again if you need it]"
+)
+
+
+def trim_old_results(
+    messages: list[Message],
+    keep_turns: int = KEEP_TURNS,
+    cache: dict[int, tuple[Message, Message]] | None = None,
+) -> list[Message]:
+    """Stage 1: the messages with every long tool result before the last `keep_turns`
+    model calls cut to a preview.  The same messages always give the same view.
+
+    Nothing is changed in place: a trimmed message is a new dict, the others are the
+    same objects.  `cache` (id of a message → the message and its trimmed form) lets a
+    caller trim each message once; see `ContextWindow` for why identity is a safe key.
+    """
+    start = recent_start(messages, keep_turns)
+    cache = {} if cache is None else cache
+    old = [_cached(cache, message, trim_results) for message in messages[:start]]
+    return old + messages[start:]
+
+
+def recent_start(messages: list[Message], keep_turns: int) -> int:
+    """Where the last `keep_turns` turns begin: a turn is one assistant message (one model
+    call) and the results that answer it."""
+    seen = 0
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] == "assistant":
+            seen += 1
+            if seen == keep_turns:
+                return index
+    return 0
+
+
+def trim_results(message: Message) -> Message:
+    """`message` with each tool result over TRIM_OVER characters cut to a preview;
+    the very same object when it has none."""
+    content = message["content"]
+    if isinstance(content, str) or not any(map(_long_result, content)):
+        return message
+    trimmed = [
+        {**block, "content": preview(_result_text(block))} if _long_result(block) else block
+        for block in content
+    ]
+    return {"role": message["role"], "content": trimmed}
+
+
+def preview(text: str) -> str:
+    """The first lines of `text`, up to PREVIEW_CHARS characters, and a note of what was cut."""
+    head = text[:PREVIEW_CHARS]
+    line_end = head.rfind("\n")
+    if line_end >= PREVIEW_CHARS // 2:  # whole lines read better, unless that loses too much
+        head = head[:line_end]
+    return f"{head}\n{CUT_NOTE.format(cut=len(text) - len(head))}"
+
+
+def _long_result(block: Block) -> bool:
+    return block.get("type") == "tool_result" and len(_result_text(block)) > TRIM_OVER
+
+
+def _result_text(block: Block) -> str:
+    content = block.get("content", "")
+    return content if isinstance(content, str) else text_of(content)
+
+
+# --- Stage 2: the oldest turns summarised --------------------------------------------------------
+
+KEEP_SHARE = 0.25  # of the budget, for the recent turns a summary leaves as they are
+SUMMARY_TOKENS = 2_000  # room for the summary's reply; asked for in about 400 words
+SUMMARY_PREFIX = "Summary of the earlier conversation:"
+SUMMARY_SYSTEM = """You summarise the first part of a conversation between a user and a \
+coding agent, so that the agent can go on with the work without it. Write plain text of at \
+most about 400 words: what the user asked for and any constraints; what was done (files read \
+and changed, commands run, the results that still matter); decisions and their reasons; what \
+is still open and the next step. Keep exact file paths, names, numbers and error messages the \
+work still needs. If the conversation starts with an earlier summary, fold it in. Do not call \
+tools and do not address the user."""
+
+
+def transcript(messages: list[Message]) -> str:
+    """The messages as plain text for the summariser: who said what, which tools ran,
+    and their results, long ones cut to a preview as in stage 1."""
+    lines = []
+    for message in messages:
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            lines.append(_transcript_line(message["role"], block))
+    return "\n\n".join(lines)
+
+
+def _transcript_line(role: str, block: Block) -> str:
+    kind = block.get("type")
+    if kind == "tool_use":
+        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+        if len(arguments) > PREVIEW_CHARS:  # a file written in full: its start says enough
+            arguments = arguments[:PREVIEW_CHARS] + " …"
+        return f"[tool call] {block.get('name')} {arguments}"
+    if kind == "tool_result":
+        text = _result_text(block)
+        label = "[tool error]" if block.get("is_error") else "[tool result]"
+        return f"{label} {preview(text) if len(text) > TRIM_OVER else text}"
+    return f"[{role}] {block.get('text', '')}"
+
+
+def summary_message(text: str) -> Message:
+    """The user message of text that stands for the summarised turns."""
+    return {"role": "user", "content": f"{SUMMARY_PREFIX}\n\n{text}"}
+
+
+# --- The window ----------------------------------------------------------------------------------
+
+
+class ContextFull(ModelError):
+    """Stage 3: the request does not fit the budget even after the other stages.
+
+    A ModelError, so a loop that already ends cleanly on one ends cleanly on this too.
+    """
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One stage taken to fit the budget, for the run's record.
+
+    `turn` is the model call it came before, counted from 1 by `fit` (0: `/compact`
+    before any call); the tokens are the request's, corrected as the budget check
+    sees them; `usage` is what stage 2's own model call cost.
+    """
+
+    turn: int
+    stage: int
+    tokens_before: int
+    tokens_after: int
+    detail: str = ""
+    usage: Usage | None = None
+
+
+class ContextWindow:
+    """Fits each request of one session into `budget` tokens (see the module's docstring).
+
+    The loop calls `fit` before each model call and sends what it returns, then
+    `note_usage` with the reply's usage.  `compactions` lists the stages taken.
+
+    `before_summary`, if given, is called just before each stage-2 summary with the
+    messages as they would be sent: the memory flush, one side turn over the whole
+    context in which the agent saves what it wants to keep (the budget's margin below
+    the real window leaves room for it).  A callable rather than a signal back to
+    the loop, so that the flush comes before every summary (the automatic one and
+    `/compact` alike) without the loop having to remember it, and the loop stays one
+    `fit` per turn.  It is not called after the provider refused a request as too
+    long: the flush turn would be refused too.  An error it raises stops the `fit`.
+
+    The estimate cache.  Each message's estimate is kept under `id(message)`, with
+    the message itself beside it.  That is safe because the session never edits a
+    message once added (a change makes a new dict), and the kept reference stops
+    Python from giving the id to another object while the entry lives.  Entries are
+    dropped when their messages leave the history, at each stage-2 compaction.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        session: Session,
+        budget: int,
+        *,
+        keep_turns: int = KEEP_TURNS,
+        before_summary: Callable[[list[Message]], None] | None = None,
+    ) -> None:
+        if budget <= 0:
+            raise ValueError(f"the context budget must be a positive number of tokens: {budget}")
+        self.model = model
+        self.session = session
+        self.budget = budget
+        self.keep_turns = keep_turns
+        self.before_summary = before_summary
+        self.compactions: list[Compaction] = []
+        self.turn = 0  # `fit` calls so far: the model call being prepared
+        self.ratio = 1.0  # the provider's count / our estimate, from the last report
+        self.tokens = 0  # the size of the last request given, corrected, for display
+        self._sent = 0  # our own estimate of that request, which a report is compared to
+        self._trimming = False  # whether that request was a stage-1 view
+        self._overflow_turn = -1
+        self._estimates: dict[int, tuple[Message, int]] = {}
+        self._trims: dict[int, tuple[Message, Message]] = {}
+        self._fixed: tuple[str, list[dict[str, Any]] | None, int] = ("", None, 0)
+
+    def fit(self, system: str, tools: list[dict[str, Any]] | None = None) -> list[Message]:
+        """The messages to send next, within the budget: stages 1 and 2 as needed.
+
+        Raises ContextFull (stage 3) when even they do not make room.
+        """
+        self.turn += 1
+        return self._fit(system, tools, forced=False)
+
+    def fit_after_overflow(
+        self, system: str, tools: list[dict[str, Any]] | None = None
+    ) -> list[Message]:
+        """The messages to send after the provider refused `fit`'s as too long; once a turn.
+
+        The refusal says that the request was too long, not by how much, so there is
+        no figure to correct the estimate with: stage 2 is taken at once, since it
+        frees the most, and the report of the next call corrects the estimate.
+        """
+        if self._overflow_turn == self.turn:
+            raise ContextFull(
+                "the provider refused the request as too long again, even after summarising "
+                "older turns: start again with a smaller --context-budget, or a new session"
+            )
+        self._overflow_turn = self.turn
+        return self._fit(system, tools, forced=True)
+
+    def note_usage(self, usage: Usage) -> None:
+        """Learn from the provider's count of the request `fit` gave.  Estimated figures
+        (a scripted replay) and missing ones (0) teach nothing and are ignored."""
+        if not usage.estimated and usage.input_tokens > 0 and self._sent > 0:
+            self.ratio = usage.input_tokens / self._sent
+
+    def compact_now(
+        self, system: str, tools: list[dict[str, Any]] | None = None
+    ) -> Compaction | None:
+        """`/compact`: summarise the whole conversation now, stage 2 on demand.
+
+        Returns its record, or None when there is nothing to summarise yet.
+        """
+        boundaries = self.session.boundaries()
+        if not boundaries:
+            return None
+        messages = self.session.messages()
+        tokens = self._corrected(self._size(system, tools, messages))
+        return self._summarise(system, tools, messages, tokens, boundaries[-1], flush=True)
+
+    # --- the stages ---
+
+    def _fit(
+        self, system: str, tools: list[dict[str, Any]] | None, *, forced: bool
+    ) -> list[Message]:
+        view, size = self._view(system, tools)
+        tokens = self._corrected(size)
+        if forced or tokens > self.budget:
+            upto = self._cut(min(tokens, self.budget))
+            if upto is None:
+                refused = "refused by the provider, " if forced else ""
+                raise self._full(tokens, f"{refused}with no older turns left to summarise")
+            self._summarise(system, tools, view, tokens, upto, flush=not forced)
+            view, size = self._view(system, tools)
+            tokens = self._corrected(size)
+        if tokens > self.budget:
+            raise self._full(tokens, "even after trimming old results and summarising")
+        self._sent, self.tokens = size, tokens
+        return view
+
+    def _view(self, system: str, tools: list[dict[str, Any]] | None) -> tuple[list[Message], int]:
+        """The history, or its stage-1 view when the history is over the budget, and
+        its estimated size.  Records stage 1 when it starts trimming."""
+        messages = self.session.messages()
+        size = self._size(system, tools, messages)
+        if self._corrected(size) <= self.budget:
+            self._trimming = False
+            return messages, size
+        view = trim_old_results(messages, self.keep_turns, self._trims)
+        trimmed = self._size(system, tools, view)
+        if trimmed < size and not self._trimming:
+            cut = sum(old is not new for old, new in zip(messages, view, strict=True))
+            before, after = self._corrected(size), self._corrected(trimmed)
+            self._record(1, before, after, f"long tool results cut in {cut} old messages")
+        self._trimming = trimmed < size
+        return view, trimmed
+
+    def _cut(self, limit: int) -> int | None:
+        """How many messages stage 2 summarises: all but the recent turns that fit in
+        KEEP_SHARE of `limit` (the budget, or after a refusal the smaller size refused),
+        and never the last message or a call without its result.
+
+        A summary costs a model call and loses detail, so one should buy many turns:
+        after it the request is the system prompt, the summary and at most a quarter of
+        the budget, which leaves over half of the budget for the work that follows.  The
+        recent turns are kept word for word because the work in progress needs their
+        exact text (the file just read, the error just seen).
+        """
+        history = self.session.messages()
+        cuts = [upto for upto in self.session.boundaries() if upto < len(history)]
+        if not cuts:
+            return None
+        allowed, room = set(cuts), KEEP_SHARE * limit / self.ratio
+        best, kept = cuts[-1], 0  # at the least, all but the last turn
+        for upto in range(len(history) - 1, 0, -1):  # the kept part grows, newest first
+            kept += _cached(self._estimates, history[upto], estimate_message)
+            if kept > room:
+                break
+            if upto in allowed:
+                best = upto
+        return best
+
+    def _summarise(
+        self,
+        system: str,
+        tools: list[dict[str, Any]] | None,
+        view: list[Message],
+        tokens: int,
+        upto: int,
+        *,
+        flush: bool,
+    ) -> Compaction:
+        """Stage 2: replace the first `upto` messages by a summary, recorded in the session."""
+        if flush and self.before_summary:
+            self.before_summary(view)
+        request = [{"role": "user", "content": transcript(self.session.messages()[:upto])}]
+        try:
+            reply = self.model.complete(SUMMARY_SYSTEM, request, max_tokens=SUMMARY_TOKENS)
+        except ContextTooLong as error:
+            why = "and the turns to summarise are too long for the model to read at once"
+            raise self._full(tokens, why) from error
+        text = text_of(reply.content)
+        if text in ("", EMPTY_REPLY):
+            raise self._full(tokens, "and the model wrote no summary")
+        if reply.stop_reason == "max_tokens":
+            text += "\n[the summary was cut off here]"
+        self.session.compact(upto, summary_message(text))
+        self._forget_removed()
+        self._trimming = False
+        after = self._corrected(self._size(system, tools, self.session.messages()))
+        return self._record(2, tokens, after, f"{upto} messages summarised", reply.usage)
+
+    def _full(self, tokens: int, why: str) -> ContextFull:
+        return ContextFull(
+            f"the next request does not fit the context: about {tokens:,} tokens for a budget "
+            f"of {self.budget:,}, {why}; run /compact to summarise all of it, start again "
+            "with a bigger --context-budget if the model's window allows it, or start a new "
+            "session"
+        )
+
+    def _record(
+        self, stage: int, before: int, after: int, detail: str, usage: Usage | None = None
+    ) -> Compaction:
+        compaction = Compaction(self.turn, stage, before, after, detail, usage)
+        self.compactions.append(compaction)
+        return compaction
+
+    # --- the estimate, cached ---
+
+    def _corrected(self, size: int) -> int:
+        """Our estimate scaled to the provider's count, as the last report showed it."""
+        return math.ceil(size * self.ratio)
+
+    def _size(
+        self, system: str, tools: list[dict[str, Any]] | None, messages: list[Message]
+    ) -> int:
+        """`estimate_request(system, messages, tools)`, from cached figures.  The system
+        prompt and tools are estimated again when they change (for the tools: when
+        another list is given)."""
+        if self._fixed[0] != system or self._fixed[1] is not tools:
+            self._fixed = (system, tools, estimate_request(system, [], tools))
+        cache = self._estimates
+        total = self._fixed[2]
+        for message in messages:  # `_cached` inlined: this loop is the cost of every turn
+            entry = cache.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = cache[id(message)] = (message, estimate_message(message))
+            total += entry[1]
+        return total
+
+    def _forget_removed(self) -> None:
+        """After a compaction: keep the entries of the messages still in the history."""
+        alive = {id(message) for message in self.session.messages()}
+        self._trims = {key: entry for key, entry in self._trims.items() if key in alive}
+        alive |= {id(trimmed) for _, trimmed in self._trims.values()}
+        self._estimates = {key: entry for key, entry in self._estimates.items() if key in alive}
+
+
+def _cached(cache: dict[int, tuple[Message, Any]], message: Message, compute: Callable) -> Any:
+    """`compute(message)`, remembered under the message's identity (see ContextWindow)."""
+    entry = cache.get(id(message))
+    if entry is None or entry[0] is not message:
+        entry = cache[id(message)] = (message, compute(message))
+    return entry[1]
