@@ -1,0 +1,307 @@
+"""Chapter 4's layered system prompt: order, caps, notes, determinism, the cached prefix."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from llm.tokens import estimate_text
+from v4_memory.memory import MemoryStore
+from v4_memory.prompt import (
+    BOOTSTRAP_CAP,
+    MEMORY_CAP,
+    READ_LIMIT,
+    RECALL_CAP,
+    SKILLS_CAP,
+    SOUL_CAP,
+    Layer,
+    assemble,
+    build_layers,
+    cut_to,
+    describe,
+    shared_prefix_tokens,
+)
+from v4_memory.skills import find_skills, skills_index
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=timezone(timedelta(hours=1)))
+ORDER = ["identity", "soul", "tools", "skills", "bootstrap", "channel", "memory", "runtime"]
+TOOLS_GUIDANCE = "Read a file before you edit it. Run the tests after every change."
+CUT_NOTE = re.compile(r"\[… cut: (\S+) is ([\d,]+) tokens, the first ([\d,]+) are shown\]")
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A work directory with a soul, standing memory, project rules and three memories."""
+    write(tmp_path / ".agent" / "SOUL.md", "Be brief and direct. Answer in the user's language.")
+    write(tmp_path / ".agent" / "MEMORY.md", "- The user is called Lin.\n- Prefers pytest.")
+    write(tmp_path / "AGENTS.md", "Run the suite with `make test`. Never push to main.")
+    store = MemoryStore(tmp_path / ".agent", sync=False, clock=lambda: NOW)
+    store.add("Deploy with `make deploy` from the release branch.", "project")
+    store.add("The tests need a running Redis on port 6379.", "tool")
+    store.add("Lin reviews every change before it is merged.", "person")
+    return tmp_path
+
+
+def layers_for(workdir: Path, message: str = "", now: datetime = NOW) -> list[Layer]:
+    """The layers chapter 4's loop builds for `message`: recall, skills, tool guidance."""
+    recalled = MemoryStore(workdir / ".agent", sync=False).search(message) if message else []
+    skills, _ = find_skills(workdir)
+    return build_layers(
+        workdir,
+        model_name="anthropic:claude-sonnet-4-5",
+        now=now,
+        recalled=recalled,
+        skills_index=skills_index(skills),
+        tools_guidance=TOOLS_GUIDANCE,
+    )
+
+
+def by_name(layers: list[Layer]) -> dict[str, Layer]:
+    return {layer.name: layer for layer in layers}
+
+
+def prose(tokens: int) -> str:
+    """Numbered lines of plain English, about `tokens` tokens in all."""
+    line = "Keep every public function documented and covered by a test."
+    lines = [f"{n}. {line}" for n in range(1, tokens // estimate_text(line) + 1)]
+    return "\n".join(lines)
+
+
+# --- order and content -----------------------------------------------------------------
+
+
+def test_layers_come_in_order_and_each_holds_its_source(project: Path) -> None:
+    layers = layers_for(project, "how do I deploy?")
+    assert [layer.name for layer in layers] == ORDER
+    layer = by_name(layers)
+    assert "You are a coding agent" in layer["identity"].text
+    assert "Be brief and direct." in layer["soul"].text
+    assert TOOLS_GUIDANCE in layer["tools"].text
+    assert "- write-test: " in layer["skills"].text
+    assert "`make test`" in layer["bootstrap"].text and "## AGENTS.md" in layer["bootstrap"].text
+    assert "terminal" in layer["channel"].text
+    assert "Tuesday 2026-12-01 09:00+01:00" in layer["runtime"].text
+    assert "anthropic:claude-sonnet-4-5" in layer["runtime"].text
+    assert str(project.resolve()) in layer["runtime"].text
+    prompt = assemble(layers)
+    starts = [prompt.index(layer.text) for layer in layers]
+    assert starts == sorted(starts), "the prompt keeps the layers' order"
+
+
+def test_memory_holds_the_standing_notes_then_what_this_message_recalls(project: Path) -> None:
+    deploy = by_name(layers_for(project, "how do I deploy?"))["memory"].text
+    redis = by_name(layers_for(project, "redis port"))["memory"].text
+    assert deploy.index("The user is called Lin") < deploy.index("make deploy")
+    assert "Redis" not in deploy
+    assert "Redis" in redis and "make deploy" not in redis
+
+
+def test_each_layer_counts_its_own_tokens(project: Path) -> None:
+    for layer in layers_for(project, "deploy"):
+        assert layer.tokens == estimate_text(layer.text)
+
+
+# --- caps ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relative", "name", "cap"),
+    [
+        ("AGENTS.md", "bootstrap", BOOTSTRAP_CAP),
+        (".agent/SOUL.md", "soul", SOUL_CAP),
+        (".agent/MEMORY.md", "memory", MEMORY_CAP),
+    ],
+)
+def test_a_file_over_its_cap_is_cut_with_a_note_and_keeps_to_the_cap(
+    tmp_path: Path, relative: str, name: str, cap: int
+) -> None:
+    text = prose(3 * cap)
+    write(tmp_path / relative, text)
+    layer = by_name(layers_for(tmp_path))[name]
+    assert layer.cut
+    note = CUT_NOTE.search(layer.text)
+    assert note, layer.text[-200:]
+    label, total, shown = note.group(1), note.group(2), note.group(3)
+    assert label == relative
+    assert int(total.replace(",", "")) == estimate_text(text)
+    kept = layer.text[: note.start()].rstrip().split("\n\n", 2)[-1]  # after the headings
+    assert text.startswith(kept) and kept.endswith("test.")  # cut at the end of a line
+    assert int(shown.replace(",", "")) == estimate_text(kept)
+    file_part = estimate_text(layer.text[layer.text.index(kept[:20]) :])
+    assert cap - 20 <= file_part <= cap + 3, "the cut uses the cap and keeps within it"
+
+
+def test_the_cut_note_matches_the_format_the_chapter_shows(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", prose(12_000))
+    text = by_name(layers_for(tmp_path))["bootstrap"].text
+    note = r"\[… cut: AGENTS\.md is 1\d,\d{3} tokens, the first 3,\d{3} are shown\]$"
+    assert re.search(note, text)
+
+
+def test_a_file_within_its_cap_is_whole_and_not_marked_cut(project: Path) -> None:
+    layer = by_name(layers_for(project))["bootstrap"]
+    assert not layer.cut and "cut:" not in layer.text
+
+
+def test_claude_md_shares_the_bootstrap_cap_with_agents_md(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", prose(BOOTSTRAP_CAP // 2))
+    write(tmp_path / "CLAUDE.md", prose(BOOTSTRAP_CAP))
+    layer = by_name(layers_for(tmp_path))["bootstrap"]
+    assert layer.cut and "CLAUDE.md is" in layer.text and "AGENTS.md is" not in layer.text
+    assert layer.tokens <= BOOTSTRAP_CAP + 20  # the headings add a few tokens
+
+
+def test_claude_md_linked_to_agents_md_is_read_once(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", "Use tabs.")
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
+    text = by_name(layers_for(tmp_path))["bootstrap"].text
+    assert text.count("Use tabs.") == 1
+
+
+def test_recalled_memories_are_capped_too(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / ".agent", sync=False, clock=lambda: NOW)
+    for n in range(60):
+        store.add(f"Server number {n} runs the deploy job for region {n} every night.", "project")
+    hits = store.search("deploy server region night", k=60)
+    layers = build_layers(tmp_path, model_name="m", now=NOW, recalled=hits)
+    memory = by_name(layers)["memory"]
+    assert memory.cut and "the recalled memories is" in memory.text
+    assert memory.tokens <= RECALL_CAP + 20
+
+
+def test_the_file_caps_leave_most_of_a_window_to_the_conversation() -> None:
+    assert SOUL_CAP + SKILLS_CAP + BOOTSTRAP_CAP + MEMORY_CAP + RECALL_CAP < 128_000 // 10
+
+
+@given(st.text(), st.integers(min_value=0, max_value=300))
+def test_a_cut_is_a_start_of_the_text_within_the_budget(text: str, budget: int) -> None:
+    shown = cut_to(text, budget)
+    assert text.startswith(shown)
+    assert estimate_text(shown) <= budget
+
+
+# --- files that are missing or cannot be used ----------------------------------------
+
+
+def test_missing_files_give_empty_layers_not_errors(tmp_path: Path) -> None:
+    layers = build_layers(tmp_path, model_name="m", now=NOW)
+    empty = {layer.name for layer in layers if not layer.text}
+    assert empty == {"soul", "tools", "skills", "bootstrap", "memory"}
+    assert all(layer.tokens == 0 for layer in layers if layer.name in empty)
+    assert "# Soul" not in assemble(layers) and "\n\n\n" not in assemble(layers)
+
+
+def make_not_utf8(workdir: Path) -> None:
+    write(workdir / "AGENTS.md", "Café au lait, s'il vous plaît.".encode("latin-1"))
+
+
+def make_binary(workdir: Path) -> None:
+    write(workdir / "AGENTS.md", b"\x00\x01\x02 not text")
+
+
+def make_folder(workdir: Path) -> None:
+    (workdir / "AGENTS.md").mkdir()
+
+
+def make_link_out(workdir: Path) -> None:
+    secret = write(workdir.parent / "outside" / "id_key", "SECRET-KEY-MATERIAL")
+    (workdir / "AGENTS.md").symlink_to(secret)
+
+
+def make_huge(workdir: Path) -> None:
+    write(workdir / "AGENTS.md", b"x" * (READ_LIMIT + 1))
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (make_not_utf8, "not UTF-8 text"),
+        (make_binary, "binary file"),
+        (make_folder, "is a folder"),
+        (make_link_out, "outside the work directory"),
+        (make_huge, f"{READ_LIMIT + 1:,} bytes"),
+    ],
+)
+def test_a_file_that_cannot_be_used_becomes_a_one_line_note(
+    tmp_path: Path, make: Callable[[Path], None], reason: str
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    make(workdir)
+    layer = by_name(layers_for(workdir))["bootstrap"]
+    body = layer.text.split("\n\n", 2)[-1]
+    assert body.startswith("[AGENTS.md is left out: ") and reason in body
+    assert "\n" not in body and "SECRET" not in body
+
+
+# --- determinism and caching ---------------------------------------------------------
+
+
+def test_the_same_inputs_give_the_same_prompt(project: Path) -> None:
+    assert layers_for(project, "deploy") == layers_for(project, "deploy")
+
+
+def test_a_minute_later_only_the_runtime_layer_differs(project: Path) -> None:
+    before = layers_for(project, "deploy")
+    after = layers_for(project, "deploy", NOW + timedelta(minutes=1))
+    changed = [a.name for a, b in zip(before, after, strict=True) if a != b]
+    assert changed == ["runtime"]
+
+
+def test_files_are_read_again_on_every_build(project: Path) -> None:
+    before = by_name(layers_for(project))["soul"].text
+    write(project / ".agent" / "SOUL.md", "Answer like a pirate.")
+    after = by_name(layers_for(project))["soul"].text
+    assert "pirate" in after and "pirate" not in before
+
+
+def test_stable_layers_first_keep_the_longest_cached_prefix(project: Path) -> None:
+    """Two turns: another message recalls other memories, and the clock has moved on."""
+    first = layers_for(project, "how do I deploy?")
+    second = layers_for(project, "which redis port?", NOW + timedelta(minutes=3))
+    shared = shared_prefix_tokens(assemble(first), assemble(second))
+    stable = estimate_text(assemble(first[: ORDER.index("memory")]))
+    total = estimate_text(assemble(second))
+    assert stable < shared < total  # the stable layers and the standing memory, no more
+    backwards = shared_prefix_tokens(assemble(first[::-1]), assemble(second[::-1]))
+    assert backwards < shared / 10, "volatile layers first leave almost nothing to cache"
+
+
+def test_shared_prefix_counts_the_identical_start_only() -> None:
+    assert shared_prefix_tokens("same start, then one", "same start, then two") == estimate_text(
+        "same start, then "
+    )
+    assert shared_prefix_tokens("abc", "xyz") == 0
+
+
+# --- /prompt ---------------------------------------------------------------------------
+
+
+def test_describe_names_every_layer_with_its_size_then_shows_the_prompt(tmp_path: Path) -> None:
+    write(tmp_path / "AGENTS.md", prose(2 * BOOTSTRAP_CAP))
+    layers = layers_for(tmp_path)
+    shown = describe(layers)
+    table, prompt = shown.split("\n\n", 1)
+    rows = table.splitlines()
+    assert rows[0].split() == ["layer", "tokens"]
+    for row, layer in zip(rows[1:], layers, strict=False):
+        expected = [layer.name, f"{layer.tokens:,}"] + (["cut"] if layer.cut else [])
+        assert row.split() == expected
+    assert rows[-1].split() == ["total", f"{sum(layer.tokens for layer in layers):,}"]
+    assert len(rows) == len(layers) + 2
+    assert prompt == assemble(layers)

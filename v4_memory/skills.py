@@ -1,0 +1,216 @@
+"""Skills: know-how for particular jobs, listed in every prompt, read only when needed.
+
+A skill is a folder holding one `SKILL.md`: a short front matter between `---`
+lines, then the instructions, in Markdown:
+
+    ---
+    name: commit-message
+    description: Write a commit message from a diff. Use when asked to commit …
+    ---
+    # Writing a commit message
+    1. Read what will be committed: `git diff --staged` …
+
+Two layers, so that a hundred skills cost little.  The system prompt lists only
+each skill's name and description (`skills_index`), one line each.  When a job
+matches, the model calls the tool `load_skill(name)` and gets the instructions
+as a tool result (`load_skill`), in the one turn that needs them.
+`listing_vs_loading` gives the figures: a line in the index costs a few dozen
+tokens on every call, a body hundreds, paid once, when it is used.
+
+Skills are found in two places, read afresh on every call so that a new skill is
+available at once:
+
+    v4_memory/skills/<name>/SKILL.md           bundled with the chapter
+    <work dir>/.agent/skills/<name>/SKILL.md   the agent's home: the person's own
+
+A skill in the home replaces a bundled skill of the same name, so a person can
+adapt one of the course's skills to their project without touching the course.
+
+The front matter is not YAML, and needs no YAML library: only `key: value`
+lines, one per key, and blank lines.  `name` (lower-case letters, digits and
+hyphens, the same as the folder's name) and `description` (one line, saying what
+the skill does and when to use it) are required; other keys are ignored, so
+skills written for other agents in the same format load too.  A skill that
+breaks these rules is skipped, and `find_skills` says why in one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from llm.tokens import estimate_text, estimate_tool
+from v1_tool_loop.sandbox import ToolError
+
+BUNDLED = Path(__file__).parent / "skills"
+HOME_SKILLS = Path(".agent", "skills")  # inside the work directory
+NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+KEY = re.compile(r"[A-Za-z][\w-]*")
+MAX_NAME = 64  # characters; a name is typed by the model, so it stays short
+MAX_DESCRIPTION = 1_024  # characters; it is in every prompt, one line per skill
+MAX_SKILL_BYTES = 100_000  # a SKILL.md larger than this would crowd the context out
+FRONT_MATTER_LINE = "---"
+
+LOAD_SKILL_TOOL: dict[str, Any] = {
+    "name": "load_skill",
+    "description": (
+        "Load the full instructions of a skill listed under Skills in the system prompt. "
+        "Call it before doing a job that a skill's description matches, then follow the "
+        "instructions it returns."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "The skill's name, as listed."}},
+        "required": ["name"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    body: str
+    path: Path
+
+
+def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
+    """The `key: value` fields between the two `---` lines, and the body after them.
+
+    ValueError, naming the line, for anything else: a missing `---`, a line that is
+    not `key: value` (a YAML list, an indented continuation), a key given twice.
+    """
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != FRONT_MATTER_LINE:
+        raise ValueError("the file must start with a '---' line, then name: and description:")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FRONT_MATTER_LINE), None)
+    if end is None:
+        raise ValueError("the front matter has no closing '---' line")
+    fields: dict[str, str] = {}
+    for number, line in enumerate(lines[1:end], start=2):
+        if not line.strip():
+            continue
+        key, colon, value = line.partition(":")
+        if not colon or not KEY.fullmatch(key):
+            raise ValueError(f"line {number} is not a 'key: value' line: {line.strip()!r:.60}")
+        if key in fields:
+            raise ValueError(f"line {number}: '{key}' is given twice")
+        fields[key] = value.strip()
+    return fields, "\n".join(lines[end + 1 :]).strip()
+
+
+def skill_from(text: str, folder: Path) -> Skill:
+    """The skill a SKILL.md describes, checked; ValueError says what to fix."""
+    fields, body = parse_front_matter(text)
+    missing = [key for key in ("name", "description") if not fields.get(key)]
+    if missing:
+        raise ValueError(f"the front matter has no {' and no '.join(missing)}")
+    name, description = fields["name"], fields["description"]
+    if not NAME.fullmatch(name) or len(name) > MAX_NAME:
+        raise ValueError(
+            f"name {name!r:.70} must be lower-case letters, digits and hyphens, "
+            f"at most {MAX_NAME} characters"
+        )
+    if name != folder.name:
+        raise ValueError(f"name {name!r} differs from its folder's name {folder.name!r}")
+    if len(description) > MAX_DESCRIPTION:
+        raise ValueError(
+            f"the description is {len(description):,} characters, at most "
+            f"{MAX_DESCRIPTION:,}: say what the skill does and when to use it, no more"
+        )
+    if not body:
+        raise ValueError("there are no instructions after the front matter")
+    return Skill(name, description, body, folder / "SKILL.md")
+
+
+def read_skill(folder: Path) -> Skill:
+    """The skill in `folder`; ValueError or OSError if its SKILL.md cannot be used."""
+    path = folder / "SKILL.md"
+    data = path.read_bytes()
+    if len(data) > MAX_SKILL_BYTES:
+        raise ValueError(f"SKILL.md is {len(data):,} bytes, at most {MAX_SKILL_BYTES:,}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"SKILL.md is not UTF-8 text (byte at offset {error.start:,})") from None
+    return skill_from(text, folder)
+
+
+def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
+    """Every usable skill by name, sorted, and one line for each folder that was skipped.
+
+    The bundled skills are read first and the home's second, so a skill in the
+    home replaces a bundled one of the same name.
+    """
+    skills: dict[str, Skill] = {}
+    problems: list[str] = []
+    for root in (BUNDLED, Path(workdir) / HOME_SKILLS):
+        folders = sorted(root.iterdir()) if root.is_dir() else []
+        for folder in (folder for folder in folders if folder.is_dir()):
+            try:
+                skill = read_skill(folder)
+            except FileNotFoundError:
+                problems.append(f"{folder}: skipped, it has no SKILL.md")
+            except (ValueError, OSError) as error:
+                problems.append(f"{folder / 'SKILL.md'}: skipped, {error}")
+            else:
+                skills[skill.name] = skill
+    return dict(sorted(skills.items())), problems
+
+
+def skills_index(skills: Mapping[str, Skill]) -> str:
+    """What the prompt says about skills: how to use them, then one line per skill."""
+    if not skills:
+        return ""
+    lines = [
+        "Skills are instructions for particular jobs. When a job matches a description "
+        "below, call load_skill with the skill's name first, then follow what it says."
+    ]
+    lines += [index_line(skill) for skill in skills.values()]
+    return "\n".join(lines)
+
+
+def index_line(skill: Skill) -> str:
+    return f"- {skill.name}: {skill.description}"
+
+
+def load_skill(workdir: Path, name: str) -> str:
+    """The tool's handler: a skill's instructions, read afresh, or an error listing the skills."""
+    skills, _ = find_skills(workdir)
+    if name not in skills:
+        listed = ", ".join(skills) or "none"
+        raise ToolError(f"there is no skill named {name!r:.60}; the skills are: {listed}")
+    return skills[name].body
+
+
+# --- what the two layers save -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillCosts:
+    """Tokens that skills cost on every model call, listed against loaded whole.
+
+    `per_skill` holds (name, tokens of its index line, tokens of its body).
+    `listing` is what every call carries with two layers: the index and the
+    load_skill schema.  `everything` is what every call would carry if every body
+    sat in the prompt instead.  A loaded body is paid once more, in the turn that
+    needs it, and stays in the history from then on.
+    """
+
+    per_skill: list[tuple[str, int, int]]
+    listing: int
+    everything: int
+
+
+def listing_vs_loading(skills: Mapping[str, Skill]) -> SkillCosts:
+    """The figures behind the two layers, measured with the shared token estimate."""
+    per_skill = [
+        (skill.name, estimate_text(index_line(skill)), estimate_text(skill.body))
+        for skill in skills.values()
+    ]
+    listing = estimate_text(skills_index(skills)) + estimate_tool(LOAD_SKILL_TOOL)
+    everything = estimate_text("\n\n".join(skill.body for skill in skills.values()))
+    return SkillCosts(per_skill, listing, everything)
