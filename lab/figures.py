@@ -370,6 +370,28 @@ def wire_shapes(part: str, lang: str = "en") -> str:
     return f"```json\n{lines}\n```"
 
 
+@functools.cache
+def lab_records(task: str, window: int | None) -> list[Any]:
+    """Every chapter's scripted run of a lab task, checked, as `python -m lab compare` makes it.
+
+    Not in SCRATCH, which any other figure run empties: the runs go to a numbered
+    folder of their own in /tmp (lab-compare-1, or the next free number), and a
+    one-digit number costs the same tokens whichever digit it is.
+    """
+    from lab.compare import offline_records  # lab.compare reads chapters() from this module
+
+    return offline_records(task, window, Path("/tmp"))
+
+
+def compare_table(task: str, window: str = "", lang: str = "en") -> str:
+    """The table `python -m lab compare --task TASK [--window TOKENS]` prints offline, without
+    its wall times, which differ on every run."""
+    from lab.report import task_table
+
+    records = lab_records(task, int(window) if window else None)
+    return stamp() + "\n" + task_table(records, wall=False, lang=lang)
+
+
 FIGURES: dict[str, Callable[..., str]] = {
     "demo-turns": demo_turns,
     "demo-summary": demo_summary,
@@ -377,6 +399,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "code-size": code_size,
     "request-sizes": request_sizes,
     "wire-shapes": wire_shapes,
+    "compare-table": compare_table,
 }
 
 
