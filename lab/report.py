@@ -125,7 +125,8 @@ def task_table(records: list[Record], *, wall: bool = True, lang: str = "en") ->
     rows = [row(chapter, runs, names, wall, lang) for chapter, runs in chapters.items()]
     several = any(len(runs) > 1 for runs in chapters.values())
     notes = [note(record, several, lang) for record in records if not record.solved]
-    return "\n".join([aligned([word(h, lang) for h in headers], rows), *notes])
+    table = aligned([word(h, lang) for h in headers], rows)
+    return "\n\n".join([table, "\n".join(notes)]) if notes else table
 
 
 def note(record: Record, several: bool, lang: str) -> str:

@@ -262,6 +262,8 @@ def run_job(
         if isinstance(opened, RecordingModel):
             opened.close()
     wall = time.monotonic() - started
+    if result.stop == "interrupted" and isinstance(opened, RecordingModel):
+        opened.path.unlink(missing_ok=True)  # a run cut short is not counted, nor replayed
     if result.stop == "interrupted":
         solved, verdict = False, "interrupted before it finished"
     else:

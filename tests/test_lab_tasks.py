@@ -1,8 +1,9 @@
 """The lab's tasks: each checker says "not solved" on the workspace as given, "solved" once the
 work is really done, and "not solved" when the agent only deleted or weakened the tests.
 
-Every fix below is applied to a scratch copy, as an agent would make it; the checkers run
-exactly as the lab runs them, in a child process.
+Every fix below is applied to a scratch copy, as an agent would make it.  The checkers are
+called directly (`verdict`), which spares a process per call; the child process the lab runs
+them in, with its timeout, has tests of its own at the end.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lab.tasks import Task, TaskError, _problem, check, featured_names, load_task, task_names
+from lab.tasks.__main__ import load_checker
 from lab.tasks.checks import Verdict, answer_line, run_hidden_tests
 
 TASKS = Path(__file__).resolve().parent.parent / "lab" / "tasks"
@@ -26,6 +28,11 @@ def workspace(task: str, tmp_path: Path) -> Path:
     copy = tmp_path / "workspace"
     shutil.copytree(load_task(task).workspace, copy, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
+
+
+def verdict(name: str, folder: Path, answer: str) -> Verdict:
+    """The task's checker on `folder`, called in this process."""
+    return load_checker(load_task(name).folder / "check.py")(folder, answer)
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -164,17 +171,16 @@ def test_there_are_eight_tasks_and_the_four_featured_ones_bring_out_chapters_1_t
 
 @pytest.mark.parametrize("name", TESTED)
 def test_the_workspace_as_given_is_not_solved(name: str, tmp_path: Path) -> None:
-    task = load_task(name)
-    verdict = check(task, workspace(name, tmp_path), "Done: everything works now.")
-    assert not verdict.solved, verdict.detail
+    outcome = verdict(name, workspace(name, tmp_path), "Done: everything works now.")
+    assert not outcome.solved, outcome.detail
 
 
 @pytest.mark.parametrize("name", TESTED)
 def test_the_work_done_is_solved(name: str, tmp_path: Path) -> None:
     folder = workspace(name, tmp_path)
     FIXES[name](folder)
-    verdict = check(load_task(name), folder, "Done.")
-    assert verdict.solved, verdict.detail
+    outcome = verdict(name, folder, "Done.")
+    assert outcome.solved, outcome.detail
 
 
 TAMPERED = {
@@ -196,8 +202,8 @@ def test_deleting_or_weakening_the_tests_does_not_pass(name: str, tmp_path: Path
             (folder / path).unlink()
         else:
             (folder / path).write_text(content)
-    verdict = check(load_task(name), folder, "All tests pass.")
-    assert not verdict.solved, verdict.detail
+    outcome = verdict(name, folder, "All tests pass.")
+    assert not outcome.solved, outcome.detail
 
 
 def test_editing_the_logs_does_not_change_the_answer(tmp_path: Path) -> None:
@@ -205,17 +211,16 @@ def test_editing_the_logs_does_not_change_the_answer(tmp_path: Path) -> None:
     for log in (folder / "logs").glob("*.log"):
         log.write_text("")
     (folder / "stuck.txt").write_text("")
-    verdict = check(load_task("long-task"), folder, "There are no stuck orders.")
-    assert not verdict.solved
-    assert verdict.detail.startswith("stuck.txt misses 11 of 11")
+    outcome = verdict("long-task", folder, "There are no stuck orders.")
+    assert not outcome.solved
+    assert outcome.detail.startswith("stuck.txt misses 11 of 11")
 
 
 def test_a_half_right_list_names_what_is_missing_and_what_is_extra(tmp_path: Path) -> None:
     folder = workspace("long-task", tmp_path)
     right = stuck_orders(folder / "logs")
     (folder / "stuck.txt").write_text("\n".join([*right[1:], "A-1001"]))
-    verdict = check(load_task("long-task"), folder, "")
-    assert verdict == Verdict(
+    assert verdict("long-task", folder, "") == Verdict(
         False, f"stuck.txt misses 1 of 11 ({right[0]}) and lists 1 that are not stuck (A-1001)"
     )
 
@@ -237,7 +242,7 @@ def test_the_codebase_question_is_checked_against_the_code(
     edit(
         folder / "shipit" / "client.py", 'settings.get("retries", 5)', 'settings.get("retries", 2)'
     )
-    assert check(load_task("codebase-question"), folder, answer).solved is solved
+    assert verdict("codebase-question", folder, answer).solved is solved
 
 
 def test_answer_line_takes_the_last_one() -> None:
@@ -301,8 +306,16 @@ def a_task(folder: Path, check_source: str, timeout: float = 30) -> Task:
 
 def test_a_checker_that_crashes_is_not_solved_with_the_reason(tmp_path: Path) -> None:
     task = a_task(tmp_path, "def check(workspace, answer):\n    raise KeyError('stats.py')\n")
-    verdict = check(task, task.workspace, "")
-    assert verdict == Verdict(False, "the checker failed: KeyError: 'stats.py'")
+    outcome = check(task, task.workspace, "")
+    assert outcome == Verdict(False, "the checker failed: KeyError: 'stats.py'")
+
+
+def test_a_checker_must_return_a_verdict(tmp_path: Path) -> None:
+    task = a_task(tmp_path, "def check(workspace, answer):\n    return True\n")
+    outcome = check(task, task.workspace, "")
+    assert outcome == Verdict(
+        False, "the checker failed: TypeError: check() returned bool, not a Verdict"
+    )
 
 
 def test_a_checker_that_hangs_is_stopped(tmp_path: Path) -> None:
@@ -315,8 +328,8 @@ def test_agent_code_that_never_ends_is_stopped(tmp_path: Path) -> None:
     folder = workspace("one-bug", tmp_path)
     (folder / "stats.py").write_text("while True:\n    pass\n")
     hidden = TASKS / "one-bug" / "hidden"
-    verdict = run_hidden_tests(folder, hidden, ["stats.py"], timeout=0.5)
-    assert verdict == Verdict(False, "the hidden tests did not finish in 0.5 s")
+    outcome = run_hidden_tests(folder, hidden, ["stats.py"], timeout=0.5)
+    assert outcome == Verdict(False, "the hidden tests did not finish in 0.5 s")
 
 
 def test_a_missing_source_is_named(tmp_path: Path) -> None:
