@@ -313,7 +313,7 @@ def tables(
             parts.append(report.task_table(rows, wall=wall, lang=lang))
         if task.name in missing:
             chapters = ", ".join(missing[task.name])
-            parts.append(f"not run: {chapters} (no cassette for this task; run live with --model)")
+            parts.append(f"not run, nothing to replay: {chapters} (run live with --model SPEC)")
     return "\n".join(parts)
 
 

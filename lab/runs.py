@@ -262,9 +262,9 @@ def run_job(
         if isinstance(opened, RecordingModel):
             opened.close()
     wall = time.monotonic() - started
-    if result.stop == "interrupted" and isinstance(opened, RecordingModel):
-        opened.path.unlink(missing_ok=True)  # a run cut short is not counted, nor replayed
     if result.stop == "interrupted":
+        if isinstance(opened, RecordingModel) and opened.replies:
+            opened.path.unlink()  # a run cut short is not counted, so not kept to replay either
         solved, verdict = False, "interrupted before it finished"
     else:
         outcome = check(job.task, workdir, result.answer)

@@ -300,10 +300,12 @@ def test_ctrl_c_stops_parallel_runs_at_their_next_turn(tmp_path: Path) -> None:
 
 def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path) -> None:
     """A real SIGINT while a live run waits for the provider: exit code 130, the finished
-    run in the table and in the JSON."""
+    run in the table, in the JSON and in the recordings; the cut one in none of them."""
     queue_tools(fake_provider, solve=True)
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    fake_provider.reply(anthropic_message(call, stop_reason="tool_use"))
     fake_provider.never_answer()
-    records = tmp_path / "records.json"
+    records, runs = tmp_path / "records.json", tmp_path / "runs"
     env = {
         **os.environ,
         "ANTHROPIC_API_KEY": "sk-ant-test",
@@ -311,6 +313,7 @@ def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path)
     }
     command = [sys.executable, "-m", "lab", "compare", "--task", "one-bug", "--chapters", "v1"]
     command += ["--model", "anthropic:claude-test", "--runs", "2", "--json", str(records)]
+    command += ["--record-dir", str(runs)]
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -320,8 +323,8 @@ def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path)
             if line.startswith("v1_tool_loop · one-bug · run 1/2 · solved"):
                 break
         deadline = time.monotonic() + 20
-        while len(fake_provider.requests) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)  # until run 2 waits for its reply
+        while len(fake_provider.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until run 2 waits for its second reply
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=20)
     finally:
@@ -332,6 +335,7 @@ def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path)
     assert rows[1][:3] == ["1 · v1_tool_loop", "yes", "done"]
     data = json.loads(records.read_text())
     assert data["interrupted"] is True and len(data["records"]) == 1
+    assert [p.name for p in runs.rglob("*.jsonl*")] == ["1.jsonl"]
 
 
 # --- the progress display --------------------------------------------------------------

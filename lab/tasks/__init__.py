@@ -147,15 +147,18 @@ def shown(path: Path) -> str:
 def check(task: Task, workspace: Path, answer: str) -> Verdict:
     """Run the task's checker on what the agent left; a crash or a hang is "not solved"."""
     command = [sys.executable, "-m", "lab.tasks", str(task.folder / "check.py"), str(workspace)]
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group: a timeout stops its tests too
-    )
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own process group: a timeout stops its tests too
+        )
+    except OSError as error:  # no process left to start one, say
+        return Verdict(False, f"the checker could not start: {error}")
     try:
         out, err = process.communicate(answer, timeout=task.check_timeout)
     except subprocess.TimeoutExpired:
