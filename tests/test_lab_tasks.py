@@ -340,6 +340,16 @@ def test_a_missing_source_is_named(tmp_path: Path) -> None:
     )
 
 
+def test_a_source_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    folder = workspace("one-bug", tmp_path)
+    fixed = tmp_path / "elsewhere.py"
+    (folder / "stats.py").rename(fixed)
+    (folder / "stats.py").symlink_to(fixed)
+    assert verdict("one-bug", folder, "") == Verdict(
+        False, "stats.py is a symbolic link; the checker takes real files"
+    )
+
+
 def test_the_checker_runs_without_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     hidden = tmp_path / "hidden"
