@@ -182,21 +182,32 @@ def build_parser() -> argparse.ArgumentParser:
         "measurement. Measure a model with --model SPEC --runs N.",
     )
     parser.add_argument(
-        "--task", action="append", metavar="NAME", help="a task (repeatable; default: featured)"
+        "--task",
+        action="append",
+        metavar="NAME",
+        help="a task to run; repeat for more (default: the featured tasks)",
     )
-    parser.add_argument("--chapters", metavar="v0,v1,…", help="default: every chapter there is")
+    parser.add_argument("--chapters", metavar="v0,v1,…", help="chapters to run (default: all)")
     parser.add_argument("--model", metavar="SPEC", help="run live: every chapter on this model")
-    parser.add_argument("--runs", type=int, default=1, metavar="N", help="live runs of each")
     parser.add_argument(
-        "--window", type=int, metavar="TOKENS", help="simulate a context window of this size"
+        "--runs", type=int, default=1, metavar="N", help="live: runs of each chapter on each task"
     )
-    parser.add_argument("--record-dir", type=Path, metavar="DIR", help="keep live runs here")
-    parser.add_argument("--replay-dir", type=Path, metavar="DIR", help="replay runs kept there")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write every run's record")
+    parser.add_argument(
+        "--window", type=int, metavar="TOKENS", help="refuse requests estimated above this size"
+    )
+    parser.add_argument(
+        "--record-dir", type=Path, metavar="DIR", help="live: keep every run as a cassette in DIR"
+    )
+    parser.add_argument(
+        "--replay-dir", type=Path, metavar="DIR", help="replay the runs kept in DIR"
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE", help="write a record of every run to FILE"
+    )
     parser.add_argument(
         "--jobs", type=int, default=1, metavar="N", help=f"runs at a time (at most {MAX_JOBS})"
     )
-    parser.add_argument("--keep", action="store_true", help="keep the runs' workspaces")
+    parser.add_argument("--keep", action="store_true", help="keep the folders the runs worked in")
     return parser
 
 

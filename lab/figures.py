@@ -35,12 +35,15 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, read_cassette
 from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
+
+if TYPE_CHECKING:  # lab.runs imports this module
+    from lab.runs import Record
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -371,7 +374,7 @@ def wire_shapes(part: str, lang: str = "en") -> str:
 
 
 @functools.cache
-def lab_records(task: str, window: int | None) -> list[Any]:
+def lab_records(task: str, window: int | None) -> list[Record]:
     """Every chapter's scripted run of a lab task, checked, as `python -m lab compare` makes it.
 
     Not in SCRATCH, which any other figure run empties: the runs go to a numbered
