@@ -1,1 +1,2 @@
-"""The lab: run the chapters side by side and measure them (`python -m lab.bench`)."""
+"""The lab: run the chapters side by side (`python -m lab compare`) and measure them
+(`python -m lab bench`); docs/en/lab.md explains both."""

@@ -37,7 +37,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, for_child, read_cassette
@@ -49,6 +49,9 @@ from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 from v2_todos.todos import MARKS
 
 from .token_check import definitions, first_bytes
+
+if TYPE_CHECKING:  # lab.runs imports this module
+    from lab.runs import Record
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -551,6 +554,28 @@ def wire_shapes(part: str, lang: str = "en") -> str:
     return f"```json\n{lines}\n```"
 
 
+@functools.cache
+def lab_records(task: str, window: int | None) -> list[Record]:
+    """Every chapter's scripted run of a lab task, checked, as `python -m lab compare` makes it.
+
+    Not in SCRATCH, which any other figure run empties: the runs go to a numbered
+    folder of their own in /tmp (lab-compare-1, or the next free number), and a
+    one-digit number costs the same tokens whichever digit it is.
+    """
+    from lab.compare import offline_records  # lab.compare reads chapters() from this module
+
+    return offline_records(task, window, Path("/tmp"))
+
+
+def compare_table(task: str, window: str = "", lang: str = "en") -> str:
+    """The table `python -m lab compare --task TASK [--window TOKENS]` prints offline, without
+    its wall times, which differ on every run."""
+    from lab.report import task_table
+
+    records = lab_records(task, int(window) if window else None)
+    return stamp() + "\n" + task_table(records, wall=False, lang=lang)
+
+
 FIGURES: dict[str, Callable[..., str]] = {
     "demo-turns": demo_turns,
     "demo-summary": demo_summary,
@@ -561,6 +586,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "output-limit": output_limit,
     "plan-distance": plan_distance,
     "plan-history": plan_history,
+    "compare-table": compare_table,
 }
 
 

@@ -1,0 +1,68 @@
+"""`python -m lab`: run the chapters side by side, list the tasks, benchmark, print figures.
+
+    python -m lab compare [--task NAME] [--model SPEC --runs N] …   every chapter, one table
+    python -m lab tasks                                             the tasks and their checkers
+    python -m lab bench [--quick]                                   the benchmarks
+    python -m lab figures …                                         the docs' figures
+
+`python -m lab compare --help` lists the comparison's flags.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+from . import compare, figures
+from .tasks import load_task, task_names
+
+# What `bench --quick` asks of lab.bench: every measure, each only once or twice.
+QUICK_BENCH = ["--startup-runs", "1", "--turns", "5", "--loop-runs", "1", "--estimate-runs", "1"]
+QUICK_BENCH += ["--read-mb", "20", "--read-runs", "2"]
+# Benchmarks of chapters that may not exist yet; each has its own --quick.
+CHAPTER_BENCHES = ["lab.bench_memory", "lab.bench_sessions"]
+
+
+def tasks() -> int:
+    """Print every task: featured or not, the chapter it brings out, its checker's promise."""
+    for name in task_names():
+        task = load_task(name)
+        checker = (task.folder / "check.py").read_text(encoding="utf-8")
+        promise = checker.split('"""')[1].strip().splitlines()[0] if '"""' in checker else ""
+        mark = "*" if task.featured else " "
+        print(f"{mark} {name:<18} {task.brings_out:<14} {task.title}")
+        print(f"  {'':<18} {'':<14} checker: {promise}")
+    print("\n* featured: run by `python -m lab compare` when no --task is given")
+    return 0
+
+
+def run_benchmarks(argv: list[str]) -> int:
+    """lab.bench, then the chapters' own benchmarks that exist; --quick makes each short."""
+    from . import bench  # it imports what it measures: only when asked to
+
+    quick = "--quick" in argv
+    status = bench.main(QUICK_BENCH if quick else [])
+    for module in CHAPTER_BENCHES:
+        if importlib.util.find_spec(module) is None:
+            continue
+        print(f"\n# {module}")
+        status = importlib.import_module(module).main(["--quick"] if quick else []) or status
+    return status
+
+
+def main(argv: list[str]) -> int:
+    command, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if command == "compare":
+        return compare.main(rest)
+    if command == "tasks":
+        return tasks()
+    if command == "bench":
+        return run_benchmarks(rest)
+    if command == "figures":
+        return figures.main(rest)
+    print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
+    return 0 if command in ("-h", "--help") else 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,339 @@
+"""`python -m lab compare`: every chapter on the same tasks, checked for real, in one table.
+
+    python -m lab compare                                   featured tasks, scripted replays
+    python -m lab compare --window 16000                    the same, in a small context window
+    python -m lab compare --model SPEC --runs 5 --jobs 4    live: solved rates with intervals
+    python -m lab compare --model SPEC --record-dir runs/   live, and kept as cassettes…
+    python -m lab compare --replay-dir runs/                …to replay offline later
+
+Each run works in a fresh copy of its task's workspace, a numbered folder inside one
+scratch folder per comparison, and ends with the task's checker.  Offline, the
+replies come from scripted cassettes: a plausible run of each chapter, not a
+measurement of a model.  What a chapter's idea is worth on a real model is measured
+live, over several runs.  Ctrl-C stops the comparison; the runs that finished are
+reported and saved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import shutil
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from llm.cli import fresh_folder, load_env_file
+from llm.errors import ModelError
+from llm.spec import load_model
+
+from . import figures, report
+from .progress import Progress
+from .runs import Job, Live, Record, Replayed, Scripted, Source, run_job
+from .tasks import Task, TaskError, featured_names, load_task
+
+MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
+
+
+class UsageError(Exception):
+    """Flags the comparison cannot use: one line on stderr, exit code 2."""
+
+
+@dataclass
+class Comparison:
+    """The runs that finished, in the order of the plan, and whether Ctrl-C cut it short."""
+
+    records: list[Record] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def compare(
+    jobs: list[Job],
+    source: Source,
+    *,
+    window: int | None = None,
+    parallel: int = 1,
+    progress: Progress | None = None,
+    scratch: Path | None = None,
+    keep: bool = False,
+) -> Comparison:
+    """Run every job (`parallel` at a time) and collect the records of those that finished."""
+    progress = progress or Progress()
+    folder = fresh_folder("lab-compare-", scratch)
+    stopping = threading.Event()
+    done: dict[int, Record] = {}
+
+    def one(index: int) -> None:
+        if stopping.is_set():  # a run queued for a worker thread when Ctrl-C came
+            return
+        job = jobs[index]
+
+        def on_turn(turn: int, tokens: int, estimated: bool) -> None:
+            progress.turn(job.label, turn, tokens, estimated)
+
+        record = run_job(job, source, folder, window=window, on_turn=on_turn, stopping=stopping)
+        if record.stop == "interrupted":  # Ctrl-C reached the chapter's loop: stop them all
+            stopping.set()
+            progress.finish(job.label, "interrupted, not counted")
+            return
+        done[index] = record
+        progress.finish(job.label, finished_line(record))
+
+    try:
+        if parallel == 1:
+            for index in range(len(jobs)):
+                one(index)
+        else:
+            in_parallel(one, len(jobs), parallel, stopping)
+    except KeyboardInterrupt:  # between turns: while copying, checking, or waiting on threads
+        stopping.set()
+    finally:
+        if keep:
+            print(f"the runs' workspaces are kept in {folder}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    records = [done[index] for index in sorted(done)]
+    return Comparison(records, interrupted=stopping.is_set())
+
+
+def in_parallel(
+    one: Callable[[int], None], count: int, parallel: int, stopping: threading.Event
+) -> None:
+    """Run one(0) … one(count - 1) on `parallel` threads; Ctrl-C lets running runs stop
+    at their next turn and starts no new one."""
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        pending: set[Future] = {pool.submit(one, index) for index in range(count)}
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()  # a bug in a run surfaces here, not silently
+        except KeyboardInterrupt:
+            stopping.set()
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def finished_line(record: Record) -> str:
+    about = "≈" if record.estimated else ""
+    solved = "solved" if record.solved else f"not solved ({record.stop})"
+    tokens = record.input_tokens + record.output_tokens
+    return f"{solved} · {record.turns} turns · {about}{tokens:,} tokens · {record.wall_s:.1f} s"
+
+
+# --- from flags to a plan -------------------------------------------------------------------
+
+
+def chapter_names(spec: str | None) -> list[str]:
+    """`v0,v1` or `v0_react_text,v1_tool_loop` as chapter packages; all of them by default."""
+    existing = figures.chapters()
+    if not spec:
+        return existing
+    names = []
+    for short in (part.strip() for part in spec.split(",") if part.strip()):
+        found = [name for name in existing if name == short or name.split("_")[0] == short]
+        if not found:
+            raise UsageError(
+                f"no chapter '{short}' in --chapters; the chapters are {', '.join(existing)}"
+            )
+        names += found
+    return list(dict.fromkeys(names))
+
+
+def plan(
+    tasks: list[Task], chapters: list[str], runs: int, source: Source
+) -> tuple[list[Job], dict[str, list[str]]]:
+    """The jobs to run, task by task, chapter by chapter; and, per task, the chapters that
+    have nothing to replay (no scripted cassette, no recorded run)."""
+    jobs: list[Job] = []
+    missing: dict[str, list[str]] = {}
+    for task in tasks:
+        for chapter in chapters:
+            count = available_runs(source, task, chapter, runs)
+            if not count:
+                missing.setdefault(task.name, []).append(chapter)
+            jobs += [Job(chapter, task, number, count) for number in range(1, count + 1)]
+    return jobs, missing
+
+
+def available_runs(source: Source, task: Task, chapter: str, runs: int) -> int:
+    if isinstance(source, Scripted):
+        return 1 if task.cassette(chapter) else 0
+    if isinstance(source, Replayed):
+        return len(list((source.folder / task.name / chapter).glob("*.jsonl")))
+    return runs
+
+
+def recorded_tasks(folder: Path) -> list[str]:
+    """The tasks a `--record-dir` folder holds runs of."""
+    return sorted(path.name for path in folder.iterdir() if path.is_dir())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m lab compare",
+        description="Run every chapter on the same tasks, check each outcome, print one table "
+        "per task.",
+        epilog="Offline, each chapter replays its scripted cassette: a plausible run, not a "
+        "measurement. Measure a model with --model SPEC --runs N.",
+    )
+    parser.add_argument(
+        "--task",
+        action="append",
+        metavar="NAME",
+        help="a task to run; repeat for more (default: the featured tasks)",
+    )
+    parser.add_argument("--chapters", metavar="v0,v1,…", help="chapters to run (default: all)")
+    parser.add_argument("--model", metavar="SPEC", help="run live: every chapter on this model")
+    parser.add_argument(
+        "--runs", type=int, default=1, metavar="N", help="live: runs of each chapter on each task"
+    )
+    parser.add_argument(
+        "--window", type=int, metavar="TOKENS", help="refuse requests estimated above this size"
+    )
+    parser.add_argument(
+        "--record-dir", type=Path, metavar="DIR", help="live: keep every run as a cassette in DIR"
+    )
+    parser.add_argument(
+        "--replay-dir", type=Path, metavar="DIR", help="replay the runs kept in DIR"
+    )
+    parser.add_argument(
+        "--json", type=Path, metavar="FILE", help="write a record of every run to FILE"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help=f"runs at a time (at most {MAX_JOBS})"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the folders the runs worked in")
+    return parser
+
+
+def source_of(args: argparse.Namespace) -> Source:
+    """Where the replies come from, once the flags are known to fit together."""
+    if args.model and args.replay_dir:
+        raise UsageError("--replay-dir replays recorded runs and --model runs live: pick one")
+    if args.record_dir and not args.model:
+        raise UsageError("--record-dir keeps live runs: add --model SPEC")
+    if args.runs < 1:
+        raise UsageError("--runs must be 1 or more")
+    if args.runs > 1 and not args.model:
+        raise UsageError(
+            "--runs repeats live runs; a replay gives the same run every time: add --model SPEC"
+        )
+    if not 1 <= args.jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}")
+    if args.window is not None and args.window < 1:
+        raise UsageError("--window must be a number of tokens, 1 or more")
+    if args.replay_dir:
+        if not args.replay_dir.is_dir():
+            raise UsageError(f"--replay-dir {args.replay_dir} is not a folder")
+        return Replayed(args.replay_dir)
+    if args.model:
+        return Live(args.model, args.record_dir)
+    return Scripted()
+
+
+def preamble(args: argparse.Namespace, source: Source) -> str:
+    """One line above the tables: where the replies came from, and how to read them."""
+    if isinstance(source, Live):
+        runs = f"{args.runs} run{'s' if args.runs > 1 else ''} of each chapter on each task"
+        kept = f", kept in {args.record_dir}" if args.record_dir else ""
+        line = f"live: {args.model}, {runs}{kept}"
+    elif isinstance(source, Replayed):
+        line = f"replaying the runs recorded in {args.replay_dir}"
+    else:
+        line = (
+            "offline: scripted cassettes, each a plausible run of its chapter, not a measurement "
+            "of a model (≈: tokens estimated); measure with --model SPEC --runs N"
+        )
+    if args.window:
+        line += f"; simulated context window: {args.window:,} tokens"
+    return line
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        loaded = load_env_file()
+        if loaded:
+            print(loaded, file=sys.stderr)
+        source = source_of(args)
+        chapters = chapter_names(args.chapters)
+        names = args.task or (
+            recorded_tasks(args.replay_dir) if args.replay_dir else featured_names()
+        )
+        tasks = [load_task(name) for name in dict.fromkeys(names)]
+        jobs, missing = plan(tasks, chapters, args.runs, source)
+        check_before_running(jobs, source, args)
+    except (UsageError, TaskError, ModelError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    comparison = compare(
+        jobs, source, window=args.window, parallel=args.jobs, progress=Progress(), keep=args.keep
+    )
+    print(preamble(args, source))
+    print(tables(tasks, comparison.records, missing))
+    if args.json:
+        document = report.records_document(
+            comparison.records,
+            model=args.model,
+            window=args.window,
+            interrupted=comparison.interrupted,
+        )
+        report.write_json(args.json, document)
+        print(f"wrote {len(comparison.records)} records to {args.json}", file=sys.stderr)
+    if comparison.interrupted:
+        print("interrupted: the runs above finished; the others did not run", file=sys.stderr)
+        return 130
+    return 0
+
+
+def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespace) -> None:
+    """Stop on what would fail every run, before the first one starts."""
+    if not jobs:
+        where = f"recorded in {args.replay_dir}" if args.replay_dir else "scripted"
+        raise UsageError(f"nothing to replay: no runs {where} for these tasks; add --model SPEC")
+    if isinstance(source, Live):
+        load_model(args.model)  # a wrong spec or a missing key stops here
+        if args.record_dir and args.record_dir.exists() and not args.record_dir.is_dir():
+            raise UsageError(f"--record-dir {args.record_dir} is a file, not a folder")
+    else:
+        for job in jobs:  # every cassette is read and checked now, not halfway through
+            source.open(job)
+
+
+def tables(
+    tasks: list[Task],
+    records: list[Record],
+    missing: dict[str, list[str]],
+    *,
+    wall: bool = True,
+    lang: str = "en",
+) -> str:
+    """Every task's heading and table, and a line naming the chapters that had nothing to run."""
+    parts = []
+    for task in tasks:
+        rows = [record for record in records if record.task == task.name]
+        if not rows and task.name not in missing:
+            continue
+        parts.append("\n" + report.task_heading(task) + "\n")
+        if rows:
+            parts.append(report.task_table(rows, wall=wall, lang=lang))
+        if task.name in missing:
+            chapters = ", ".join(missing[task.name])
+            parts.append(f"not run, nothing to replay: {chapters} (run live with --model SPEC)")
+    return "\n".join(parts)
+
+
+def offline_records(task: str, window: int | None, scratch: Path) -> list[Record]:
+    """Every chapter's scripted run of one task, checked: what a lab figure is made from."""
+    jobs, _ = plan([load_task(task)], figures.chapters(), 1, Scripted())
+    quiet = Progress(io.StringIO())
+    return compare(jobs, Scripted(), window=window, progress=quiet, scratch=scratch).records
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

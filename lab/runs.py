@@ -1,0 +1,293 @@
+"""One run of one chapter on one task: a fresh copy of the workspace, the agent, the checker.
+
+    job = Job(chapter="v1_tool_loop", task=load_task("one-bug"), number=1)
+    record = run_job(job, Scripted(), folder)
+
+The model comes from a *source*: `Scripted` replays the task's scripted cassette,
+`Replayed` a run recorded earlier, `Live` asks a provider (and records it, if told
+to).  Around it go two thin wrappers: `Windowed` refuses a request that would not
+fit a simulated context window, as a provider refuses one that does not fit its
+real window, and `Watched` reports each turn to the progress display and stops the
+run when the comparison is stopped.
+
+A `Record` is what the lab keeps of a run: the figures of its `RunResult`, the
+checker's verdict, and the messages themselves.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from llm import Console, Message, Model, Reply
+from llm.cassette import RecordingModel, ReplayModel
+from llm.cli import fresh_folder
+from llm.errors import CassetteError, ContextTooLong
+from llm.spec import load_model
+from llm.tokens import estimate_request
+
+from . import figures
+from .tasks import Task, check, shown
+
+
+@dataclass
+class Job:
+    """One run to make: this chapter, this task, the `number`-th time of `runs`."""
+
+    chapter: str
+    task: Task
+    number: int = 1
+    runs: int = 1
+
+    @property
+    def label(self) -> str:
+        """How the progress display names the run: `v1_tool_loop · one-bug · run 2/5`."""
+        label = f"{self.chapter} · {self.task.name}"
+        return f"{label} · run {self.number}/{self.runs}" if self.runs > 1 else label
+
+
+@dataclass
+class Record:
+    """What the lab keeps of one finished run; `to_dict` is its JSON record."""
+
+    chapter: str
+    task: str
+    run: int
+    provenance: str  # scripted, recorded or live
+    model: str
+    solved: bool
+    verdict: str
+    stop: str
+    error: str
+    turns: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    estimated: bool
+    peak_context: int
+    context_per_turn: list[int]
+    wall_s: float
+    counts: dict[str, int]
+    messages: list[Message] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+# --- where a run's model comes from ---------------------------------------------------
+
+
+class Source(Protocol):
+    """Gives each job its model, and says where that model's replies come from."""
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        """The model for one run, and its provenance: scripted, recorded or live."""
+        ...
+
+
+class Scripted:
+    """The task's scripted cassette for the job's chapter."""
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        cassette = job.task.cassette(job.chapter)
+        if cassette is None:
+            raise CassetteError(f"no scripted cassette of {job.chapter} for {job.task.name}")
+        return replay(cassette, job.task)
+
+
+class Replayed:
+    """Runs kept by `--record-dir`: DIR/<task>/<chapter>/<number>.jsonl."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        return replay(cassette_path(self.folder, job), job.task)
+
+
+def replay(cassette: Path, task: Task) -> tuple[Model, str]:
+    """A replay of `cassette`, refused if it was made for another prompt than the task's."""
+    model = ReplayModel(cassette)
+    if model.header.get("task") != task.prompt:
+        raise CassetteError(
+            f"{shown(cassette)} holds a run of another prompt than the one in "
+            f"{shown(task.folder / 'task.json')}: record or write it again for this prompt"
+        )
+    return model, model.header.get("provenance", "scripted")
+
+
+class Live:
+    """A live model, a fresh client for every run; recorded when `record_to` is given."""
+
+    def __init__(self, spec: str, record_to: Path | None = None) -> None:
+        self.spec = spec
+        self.record_to = record_to
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        model = load_model(self.spec)
+        if self.record_to is None:
+            return model, "live"
+        path = cassette_path(self.record_to, job)
+        return RecordingModel(model, path, chapter=job.chapter, task=job.task.prompt), "recorded"
+
+
+def cassette_path(folder: Path, job: Job) -> Path:
+    return folder / job.task.name / job.chapter / f"{job.number}.jsonl"
+
+
+OnTurn = Callable[[int, int, bool], None]  # turn about to start, tokens so far, estimated?
+
+
+def _ignore(turn: int, tokens: int, estimated: bool) -> None:
+    """No progress display."""
+
+
+# --- the two wrappers -------------------------------------------------------------------
+
+
+class Windowed:
+    """A model whose context window is `context_window` tokens, by the course's estimate.
+
+    A request estimated above it raises ContextTooLong before it reaches the model,
+    as a provider refuses a request that does not fit, so a replay shows offline
+    where a run would hit the wall.  A chapter that manages its context can read
+    `model.context_window` to know the limit it must keep under.
+    """
+
+    def __init__(self, inner: Model, context_window: int) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.context_window = context_window
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        size = estimate_request(system, messages, tools)
+        if size > self.context_window:
+            raise ContextTooLong(
+                f"the request is ≈{size:,} tokens and the context window is "
+                f"{self.context_window:,} (--window): the conversation no longer fits"
+            )
+        return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+
+
+class Watched:
+    """Reports every turn to `on_turn(turn, tokens so far, estimated)`; raises
+    KeyboardInterrupt inside the run once `stopping` is set, so that a run in a worker
+    thread stops as a Ctrl-C stops one in the main thread."""
+
+    def __init__(self, inner: Model, on_turn: OnTurn, stopping: threading.Event) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.on_turn = on_turn
+        self.stopping = stopping
+        self.turns = 0
+        self.tokens = 0
+        self.estimated = False
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        if self.stopping.is_set():
+            raise KeyboardInterrupt
+        self.on_turn(self.turns + 1, self.tokens, self.estimated)
+        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+        self.turns += 1
+        self.tokens += reply.usage.input_tokens + reply.usage.output_tokens
+        self.estimated = self.estimated or reply.usage.estimated
+        return reply
+
+
+def answered_by(model: Model) -> str:
+    """The live model's spec, the model a replayed recording was made with, or the cassette."""
+    if isinstance(model, ReplayModel):
+        return model.header.get("model") or f"replay:{shown(model.path)}"
+    return model.name
+
+
+# --- one run ------------------------------------------------------------------------------
+
+
+def run_job(
+    job: Job,
+    source: Source,
+    folder: Path,
+    *,
+    window: int | None = None,
+    on_turn: OnTurn | None = None,
+    stopping: threading.Event | None = None,
+) -> Record:
+    """Run the job's chapter on a fresh copy of its task's workspace, then check the result.
+
+    The copy is a numbered folder inside `folder`, so the paths the tools print, and
+    with them the token estimates, are the same on every comparison.
+    """
+    chapter = figures.chapter(job.chapter)
+    workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
+    shutil.copytree(
+        job.task.workspace,
+        workdir,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
+    )
+    opened, provenance = source.open(job)
+    model: Model = Watched(opened, on_turn or _ignore, stopping or threading.Event())
+    if window:
+        model = Windowed(model, window)
+    started = time.monotonic()
+    try:
+        result = chapter.run(
+            job.task.prompt,
+            model=model,
+            workdir=workdir,
+            max_turns=job.task.max_turns,
+            console=Console(quiet=True),
+        )
+    finally:
+        if isinstance(opened, RecordingModel):
+            opened.close()
+    wall = time.monotonic() - started
+    if result.stop == "interrupted":
+        if isinstance(opened, RecordingModel) and opened.replies:
+            opened.path.unlink()  # a run cut short is not counted, so not kept to replay either
+        solved, verdict = False, "interrupted before it finished"
+    else:
+        outcome = check(job.task, workdir, result.answer)
+        solved, verdict = outcome.solved, outcome.detail
+    usage = result.usage
+    return Record(
+        chapter=job.chapter,
+        task=job.task.name,
+        run=job.number,
+        provenance=provenance,
+        model=answered_by(opened),
+        solved=solved,
+        verdict=verdict,
+        stop=result.stop,
+        error=result.error,
+        turns=result.turns,
+        tool_calls=result.tool_calls,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        estimated=usage.estimated,
+        peak_context=max(result.context_tokens, default=0),
+        context_per_turn=result.context_tokens,
+        wall_s=round(wall, 3),
+        counts=result.counts(),
+        messages=result.messages,
+    )

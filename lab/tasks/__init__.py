@@ -1,0 +1,172 @@
+"""The lab's tasks: each a folder a teacher can copy, read and change.
+
+    lab/tasks/<name>/
+        task.json      title, prompt, the chapter whose idea it brings out, turn limit, …
+        workspace/     the small project the agent works on (or "workspace" in task.json
+                       names a chapter's demo workspace, so demo and task share one copy)
+        check.py       check(workspace, answer) -> Verdict: solved or not, decided for real
+        hidden/        the checker's own tests, out of the agent's reach
+        cassettes/     <chapter>.jsonl: a scripted run of that chapter on this task
+
+`check` runs a task's checker in a child process with a timeout: whatever the agent
+left behind (an endless loop, a deleted file, a test rewritten to pass), the result
+is a Verdict, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checks import Verdict
+
+TASKS = Path(__file__).resolve().parent
+REPO = TASKS.parent.parent
+CHECK_TIMEOUT = 120  # seconds a checker may take, its hidden tests included
+
+FIELDS: dict[str, type | tuple[type, ...]] = {
+    "title": str,
+    "prompt": str,
+    "brings_out": str,
+    "max_turns": int,
+    "featured": bool,
+}
+OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "workspace": str,
+    "cassettes": dict,
+    "check_timeout": (int, float),
+}
+
+
+class TaskError(ValueError):
+    """A task folder that cannot be used; the message names the file and what is wrong."""
+
+
+@dataclass
+class Task:
+    """One task, as its folder describes it."""
+
+    name: str
+    folder: Path
+    title: str
+    prompt: str
+    brings_out: str  # the chapter whose idea this task brings out, e.g. "v2_todos"
+    max_turns: int
+    featured: bool
+    workspace: Path
+    cassettes: dict[str, Path] = field(default_factory=dict)
+    check_timeout: float = CHECK_TIMEOUT
+
+    def cassette(self, chapter: str) -> Path | None:
+        """The scripted cassette of `chapter` on this task, if the task has one."""
+        return self.cassettes.get(chapter)
+
+
+def task_names() -> list[str]:
+    """Every task, the featured ones first, in the order of the chapters they bring out."""
+    tasks = [load_task(path.parent.name) for path in TASKS.glob("*/task.json")]
+    tasks.sort(key=lambda task: (not task.featured, task.brings_out, task.name))
+    return [task.name for task in tasks]
+
+
+def featured_names() -> list[str]:
+    return [name for name in task_names() if load_task(name).featured]
+
+
+def load_task(name: str) -> Task:
+    """Read and check `lab/tasks/<name>/task.json`."""
+    folder = TASKS / name
+    path = folder / "task.json"
+    if not path.is_file():
+        names = sorted(p.parent.name for p in TASKS.glob("*/task.json"))
+        raise TaskError(f"no task '{name}'; the tasks are {', '.join(names)}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TaskError(f"{shown(path)} is not valid JSON: {error}") from None
+    problem = _problem(data)
+    if problem:
+        raise TaskError(f"{shown(path)}: {problem}")
+    workspace = REPO / data["workspace"] if "workspace" in data else folder / "workspace"
+    cassettes = {p.stem: p for p in sorted((folder / "cassettes").glob("*.jsonl"))}
+    cassettes |= {chapter: REPO / where for chapter, where in data.get("cassettes", {}).items()}
+    for what, where in [("workspace", workspace), ("check.py", folder / "check.py")]:
+        if not where.exists():
+            raise TaskError(f"{shown(path)}: its {what} {shown(where)} does not exist")
+    return Task(
+        name=name,
+        folder=folder,
+        title=data["title"],
+        prompt=data["prompt"],
+        brings_out=data["brings_out"],
+        max_turns=data["max_turns"],
+        featured=data["featured"],
+        workspace=workspace,
+        cassettes=cassettes,
+        check_timeout=data.get("check_timeout", CHECK_TIMEOUT),
+    )
+
+
+def _problem(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return "the file must hold one JSON object"
+    for name, kind in FIELDS.items():
+        if not isinstance(data.get(name), kind):
+            return f'"{name}" is missing or not a {_kind(kind)}'
+    for name, kind in OPTIONAL.items():
+        if name in data and not isinstance(data[name], kind):
+            return f'"{name}" must be a {_kind(kind)}'
+    unknown = sorted(data.keys() - FIELDS.keys() - OPTIONAL.keys())
+    if unknown:
+        return f"unknown field(s) {', '.join(unknown)}; the fields are {', '.join(FIELDS)}, " + (
+            ", ".join(OPTIONAL)
+        )
+    if data["max_turns"] < 1:
+        return '"max_turns" must be 1 or more'
+    return None
+
+
+def _kind(kind: type | tuple[type, ...]) -> str:
+    names = {str: "string", int: "number", float: "number", bool: "true or false", dict: "object"}
+    return names[kind[0] if isinstance(kind, tuple) else kind]
+
+
+def shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def check(task: Task, workspace: Path, answer: str) -> Verdict:
+    """Run the task's checker on what the agent left; a crash or a hang is "not solved"."""
+    command = [sys.executable, "-m", "lab.tasks", str(task.folder / "check.py"), str(workspace)]
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own process group: a timeout stops its tests too
+        )
+    except OSError as error:  # no process left to start one, say
+        return Verdict(False, f"the checker could not start: {error}")
+    try:
+        out, err = process.communicate(answer, timeout=task.check_timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return Verdict(False, f"the checker did not finish in {task.check_timeout:g} s")
+    try:
+        return Verdict(**json.loads(out.strip().splitlines()[-1]))
+    except (IndexError, ValueError, TypeError):
+        last = (err.strip().splitlines() or ["it printed no verdict"])[-1]
+        return Verdict(False, f"the checker failed: {last[:200]}")

@@ -1,0 +1,1 @@
+"""shipit: upload build artefacts, in chunks, with retries."""

@@ -1,0 +1,27 @@
+"""Solved when stuck.txt lists exactly the stuck orders: none missing, none extra.
+
+The right list is the checker's own (`hidden/stuck.txt`, written with the logs by
+make_logs.py), so editing the logs in the workspace changes nothing.
+"""
+
+from pathlib import Path
+
+from lab.tasks.checks import Verdict
+
+EXPECTED = set((Path(__file__).parent / "hidden" / "stuck.txt").read_text().split())
+
+
+def check(workspace: Path, answer: str) -> Verdict:
+    path = workspace / "stuck.txt"
+    if not path.is_file():
+        return Verdict(False, "there is no stuck.txt in the workspace")
+    listed = set(path.read_text(encoding="utf-8", errors="replace").split())
+    missing, extra = sorted(EXPECTED - listed), sorted(listed - EXPECTED)
+    if not missing and not extra:
+        return Verdict(True, f"stuck.txt lists all {len(EXPECTED)} stuck orders")
+    problems = []
+    if missing:
+        problems.append(f"misses {len(missing)} of {len(EXPECTED)} ({', '.join(missing)})")
+    if extra:
+        problems.append(f"lists {len(extra)} that are not stuck ({', '.join(extra[:5])})")
+    return Verdict(False, "stuck.txt " + " and ".join(problems))

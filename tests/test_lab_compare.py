@@ -1,0 +1,442 @@
+"""`python -m lab compare`, end to end: scripted replays, a simulated window, live runs against
+the loopback fake provider (repeated, recorded, replayed, in parallel), Ctrl-C, the JSON records
+and the progress display."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab import compare
+from lab.__main__ import main as lab_main
+from lab.progress import Progress
+from lab.report import wilson
+from lab.runs import Job, Scripted
+from lab.tasks import featured_names, load_task
+from llm import Model, Reply
+from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
+
+REPO = Path(__file__).resolve().parent.parent
+CHAPTERS = ["v0_react_text", "v1_tool_loop"]
+COLUMNS = ["chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out"]
+COLUMNS += ["peak context", "wall"]
+RECORD_FIELDS = {
+    "chapter", "task", "run", "provenance", "model", "solved", "verdict", "stop", "error",
+    "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
+    "context_per_turn", "wall_s", "counts", "messages",
+}  # fmt: skip
+
+
+def tables_of(output: str) -> dict[str, list[list[str]]]:
+    """Each task's table as rows of stripped cells, by task name (from its heading)."""
+    found: dict[str, list[list[str]]] = {}
+    task = ""
+    for line in output.splitlines():
+        heading = re.match(r"([\w-]+): .* \(brings out chapter", line)
+        if heading:
+            task = heading.group(1)
+            found[task] = []
+        elif line.startswith("| ") and not line.startswith("| -"):
+            found[task].append([cell.strip() for cell in line.strip("|").split("|")])
+    return found
+
+
+# --- offline, scripted ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """`python -m lab compare --chapters v0,v1 --json FILE`, run once for the tests below."""
+    records = tmp_path_factory.mktemp("offline") / "records.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "compare", "--chapters", "v0,v1", "--json", str(records)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=30,  # the brief's bound for the featured tasks offline, on two cores
+    )
+    assert done.returncode == 0, done.stderr
+    return {"stdout": done.stdout, "stderr": done.stderr, "json": json.loads(records.read_text())}
+
+
+def test_offline_every_featured_task_is_solved_by_chapters_0_and_1(offline: dict) -> None:
+    tables = tables_of(offline["stdout"])
+    assert list(tables) == featured_names() == ["one-bug", "several-steps", "wide-reading",
+                                                  "long-task"]  # fmt: skip
+    for task, rows in tables.items():
+        header, *chapters = rows
+        assert header[: len(COLUMNS)] == COLUMNS
+        assert header[len(COLUMNS) :] == ["format errors", "invented observations"]
+        assert [row[0] for row in chapters] == ["0 · v0_react_text", "1 · v1_tool_loop"], task
+        assert all(row[1] == "yes" and row[2] == "done" for row in chapters), task
+        assert all(row[5].startswith("≈") for row in chapters), "scripted tokens are estimates"
+        assert chapters[1][-2:] == ["—", "—"], "chapter 1 has no format errors to count"
+    assert offline["stdout"].startswith("offline: scripted cassettes, each a plausible run")
+
+
+def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
+    *lines, saved = offline["stderr"].splitlines()
+    assert len(lines) == 8 and "\x1b" not in offline["stderr"]
+    assert re.fullmatch(r"wrote 8 records to .*records\.json", saved)
+    assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
+                        lines[0])  # fmt: skip
+
+
+def test_json_records_have_the_documented_format(offline: dict) -> None:
+    data = offline["json"]
+    assert list(data) == ["format", "created_at", "model", "window", "interrupted", "records"]
+    assert data["format"] == "lab-records/1"
+    assert (data["model"], data["window"], data["interrupted"]) == (None, None, False)
+    records = data["records"]
+    assert [(r["task"], r["chapter"]) for r in records] == [
+        (task, chapter) for task in featured_names() for chapter in CHAPTERS
+    ]
+    for record in records:
+        assert set(record) == RECORD_FIELDS
+        assert record["provenance"] == "scripted" and record["estimated"] is True
+        assert record["solved"] is True and record["run"] == 1
+        assert len(record["context_per_turn"]) == record["turns"]
+        assert record["peak_context"] == max(record["context_per_turn"])
+        assert record["input_tokens"] == sum(record["context_per_turn"])
+        assert record["messages"][0] == {
+            "role": "user",
+            "content": load_task(record["task"]).prompt,
+        }
+    v0 = records[0]
+    assert v0["counts"] == {"format errors": 1, "invented observations": 1}
+    assert v0["verdict"] == "all 8 hidden tests pass"
+
+
+def test_every_scripted_cassette_replays_to_a_solved_verdict(offline: dict) -> None:
+    """Scripted cassettes exist for chapters 0 and 1 on every featured task, and each solves
+    it (the records above); each is named for its chapter and holds the task's prompt."""
+    for name in featured_names():
+        task = load_task(name)
+        assert set(CHAPTERS) <= set(task.cassettes), name
+        for chapter, path in task.cassettes.items():
+            header = json.loads(path.read_text().splitlines()[0])
+            assert header["chapter"] == chapter and header["task"] == task.prompt
+            assert header["provenance"] == "scripted" and "not a recording" in header["note"]
+
+
+def test_a_small_window_makes_chapters_0_and_1_fail_on_the_long_task(tmp_path: Path) -> None:
+    jobs, _ = compare.plan([load_task("long-task")], CHAPTERS, 1, Scripted())
+    quiet = Progress(io.StringIO())
+    records = compare.compare(jobs, Scripted(), window=16_000, progress=quiet, scratch=tmp_path)
+    for record in records.records:
+        assert not record.solved and record.stop == "error"
+        assert record.verdict == "there is no stuck.txt in the workspace"
+        assert "the context window is 16,000 (--window)" in record.error
+        assert record.peak_context <= 16_000, "every request the model answered fitted"
+
+
+# --- live, against the loopback fake provider -----------------------------------------
+
+FIX = {
+    "path": "stats.py",
+    "old_text": "(ordered[middle] + ordered[middle + 1]) / 2",
+    "new_text": "(ordered[middle - 1] + ordered[middle]) / 2",
+}
+
+
+def queue_react(server: FakeProvider, solve: bool) -> None:
+    """Chapter 0's replies for one run: plain text, cut at the stop sequence."""
+    if solve:
+        action = (
+            f"Thought: median is off by one.\nAction: edit_file\nAction Input: {json.dumps(FIX)}"
+        )
+        server.reply(anthropic_message(text(action), stop_reason="stop_sequence"))
+    server.reply(anthropic_message(text("Thought: done.\nFinal Answer: median is fixed.")))
+
+
+def queue_tools(server: FakeProvider, solve: bool) -> None:
+    """Chapter 1's replies for one run: a tool call, then the answer."""
+    if solve:
+        call = tool_use("toolu_1", "edit_file", FIX)
+        server.reply(anthropic_message(text("Fixing median."), call, stop_reason="tool_use"))
+    server.reply(anthropic_message(text("median is fixed.")))
+
+
+@pytest.fixture
+def live_env(fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_provider.url)
+    return fake_provider
+
+
+def without_wall(output: str) -> dict[str, list[list[str]]]:
+    tables = tables_of(output)
+    for rows in tables.values():
+        column = rows[0].index("wall")
+        for row in rows:
+            del row[column]
+    return tables
+
+
+def test_live_runs_give_rates_and_replay_to_the_same_table(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for solve in (True, False):
+        queue_react(live_env, solve)
+    for solve in (True, True):
+        queue_tools(live_env, solve)
+    runs, live_json = tmp_path / "runs", tmp_path / "live.json"
+    argv = ["--task", "one-bug", "--chapters", "v0,v1", "--model", "anthropic:claude-test"]
+    argv += ["--runs", "2", "--record-dir", str(runs), "--json", str(live_json)]
+    assert compare.main(argv) == 0
+    live = capsys.readouterr().out
+    assert live_env.pending == 0 and len(live_env.requests) == 7
+
+    rows = tables_of(live)["one-bug"]
+    half, full = wilson(1, 2), wilson(2, 2)
+    assert rows[1][1] == f"1/2 · 50% ({half[0]:.0%}–{half[1]:.0%})" == "1/2 · 50% (9%–91%)"
+    assert rows[2][1] == f"2/2 · 100% ({full[0]:.0%}–{full[1]:.0%})" == "2/2 · 100% (34%–100%)"
+    assert rows[1][3] == "1.5" and rows[1][5] == "37.5", "means over the runs, tokens measured"
+    assert "- v0_react_text run 2: not solved: `3 of 8 hidden tests fail" in live
+
+    records = json.loads(live_json.read_text())["records"]
+    assert [(r["chapter"], r["run"], r["solved"]) for r in records] == [
+        ("v0_react_text", 1, True), ("v0_react_text", 2, False),
+        ("v1_tool_loop", 1, True), ("v1_tool_loop", 2, True),
+    ]  # fmt: skip
+    assert {(r["provenance"], r["model"], r["estimated"]) for r in records} == {
+        ("recorded", "anthropic:claude-test", False)
+    }
+    assert sorted(p.relative_to(runs).as_posix() for p in runs.rglob("*.jsonl")) == [
+        "one-bug/v0_react_text/1.jsonl", "one-bug/v0_react_text/2.jsonl",
+        "one-bug/v1_tool_loop/1.jsonl", "one-bug/v1_tool_loop/2.jsonl",
+    ]  # fmt: skip
+
+    replay_json = tmp_path / "replay.json"
+    assert compare.main(["--replay-dir", str(runs), "--json", str(replay_json)]) == 0
+    replayed = capsys.readouterr().out
+    assert replayed.startswith(f"replaying the runs recorded in {runs}")
+    assert without_wall(replayed) == without_wall(live)
+    again = json.loads(replay_json.read_text())["records"]
+    for before, after in zip(records, again, strict=True):
+        assert {**before, "wall_s": 0} == {**after, "wall_s": 0}
+
+
+def test_live_runs_in_parallel(live_env: FakeProvider, capsys: pytest.CaptureFixture[str]) -> None:
+    for _ in range(4):
+        live_env.reply(anthropic_message(text("I would rather not.")))
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert compare.main([*argv, "--runs", "4", "--jobs", "2"]) == 0
+    rows = tables_of(capsys.readouterr().out)["one-bug"]
+    assert rows[1][:4] == ["1 · v1_tool_loop", "0/4 · 0% (0%–49%)", "done", "1"]
+    assert live_env.pending == 0
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------
+
+
+class CtrlC:
+    """Replays the scripted cassettes, as a person would watch them, and presses Ctrl-C
+    during the `at`-th model call of the whole comparison."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.calls = 0
+        self.opened = 0
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        self.opened += 1
+        model, provenance = Scripted().open(job)
+        return Pressing(model, self), provenance
+
+
+class Pressing:
+    def __init__(self, inner: Model, ctrl_c: CtrlC) -> None:
+        self.inner, self.ctrl_c, self.name = inner, ctrl_c, inner.name
+
+    def complete(self, *args: Any, **kwargs: Any) -> Reply:
+        self.ctrl_c.calls += 1
+        if self.ctrl_c.calls == self.ctrl_c.at:
+            raise KeyboardInterrupt
+        return self.inner.complete(*args, **kwargs)
+
+
+def four_jobs() -> list[Job]:
+    tasks = [load_task("one-bug"), load_task("several-steps")]
+    return compare.plan(tasks, CHAPTERS, 1, Scripted())[0]
+
+
+def test_ctrl_c_keeps_the_runs_that_finished(tmp_path: Path) -> None:
+    ctrl_c = CtrlC(at=13)  # one-bug takes 6 calls with chapter 0 and 5 with chapter 1
+    out = io.StringIO()
+    comparison = compare.compare(four_jobs(), ctrl_c, progress=Progress(out), scratch=tmp_path)
+    assert comparison.interrupted
+    assert [(r.task, r.chapter, r.solved) for r in comparison.records] == [
+        ("one-bug", "v0_react_text", True),
+        ("one-bug", "v1_tool_loop", True),
+    ]
+    assert ctrl_c.opened == 3, "no run starts after Ctrl-C"
+    assert (
+        out.getvalue().splitlines()[-1]
+        == "v0_react_text · several-steps · interrupted, not counted"
+    )
+    assert not list(tmp_path.iterdir()), "the scratch folder is removed"
+
+
+def test_ctrl_c_stops_parallel_runs_at_their_next_turn(tmp_path: Path) -> None:
+    ctrl_c = CtrlC(at=4)
+    progress = Progress(io.StringIO())
+    comparison = compare.compare(
+        four_jobs(), ctrl_c, parallel=2, progress=progress, scratch=tmp_path
+    )
+    assert comparison.interrupted and not comparison.records
+    assert ctrl_c.opened == 2 and ctrl_c.calls <= 5
+
+
+def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """A real SIGINT while a live run waits for the provider: exit code 130, the finished
+    run in the table, in the JSON and in the recordings; the cut one in none of them."""
+    queue_tools(fake_provider, solve=True)
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    fake_provider.reply(anthropic_message(call, stop_reason="tool_use"))
+    fake_provider.never_answer()
+    records, runs = tmp_path / "records.json", tmp_path / "runs"
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "ANTHROPIC_BASE_URL": fake_provider.url,
+    }
+    command = [sys.executable, "-m", "lab", "compare", "--task", "one-bug", "--chapters", "v1"]
+    command += ["--model", "anthropic:claude-test", "--runs", "2", "--json", str(records)]
+    command += ["--record-dir", str(runs)]
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("v1_tool_loop · one-bug · run 1/2 · solved"):
+                break
+        deadline = time.monotonic() + 20
+        while len(fake_provider.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until run 2 waits for its second reply
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted: the runs above finished; the others did not run" in err
+    rows = tables_of(out)["one-bug"]
+    assert rows[1][:3] == ["1 · v1_tool_loop", "yes", "done"]
+    data = json.loads(records.read_text())
+    assert data["interrupted"] is True and len(data["records"]) == 1
+    assert [p.name for p in runs.rglob("*.jsonl*")] == ["1.jsonl"]
+
+
+# --- the progress display --------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def screen(written: str) -> list[str]:
+    """What a terminal shows after `written`: lines, with the two control sequences the
+    display uses (cursor up N lines to their start, clear to the end of the screen)."""
+    lines: list[str] = [""]
+    row = 0
+    for part in re.split(r"(\x1b\[\d+F|\x1b\[J|\n)", written):
+        if part == "\n":
+            row += 1
+            if row == len(lines):
+                lines.append("")
+        elif part.startswith("\x1b[") and part.endswith("F"):
+            row -= int(part[2:-1])
+        elif part == "\x1b[J":
+            del lines[row + 1 :]
+            lines[row] = ""
+        else:
+            lines[row] += part
+    return lines
+
+
+def test_on_a_terminal_each_run_has_a_live_line_rewritten_in_place() -> None:
+    terminal = Terminal()
+    progress = Progress(terminal)
+    progress.turn("v0 · one-bug", 1, 0, False)
+    progress.turn("v1 · one-bug", 1, 0, False)
+    progress.turn("v0 · one-bug", 2, 1234, True)
+    assert screen(terminal.getvalue()) == [
+        "  v0 · one-bug · turn 2 · ≈1,234 tokens",
+        "  v1 · one-bug · turn 1 · 0 tokens",
+        "",
+    ]
+    progress.finish("v0 · one-bug", "solved · 2 turns")
+    progress.turn("v1 · one-bug", 2, 999, False)
+    assert screen(terminal.getvalue()) == [
+        "v0 · one-bug · solved · 2 turns",
+        "  v1 · one-bug · turn 2 · 999 tokens",
+        "",
+    ]
+    progress.finish("v1 · one-bug", "not solved (max_turns)")
+    assert screen(terminal.getvalue()) == [
+        "v0 · one-bug · solved · 2 turns",
+        "v1 · one-bug · not solved (max_turns)",
+        "",
+    ]
+
+
+def test_off_a_terminal_only_finished_runs_are_written() -> None:
+    log = io.StringIO()
+    progress = Progress(log)
+    progress.turn("v0 · one-bug", 3, 100, True)
+    progress.finish("v0 · one-bug", "solved · 3 turns")
+    assert log.getvalue() == "v0 · one-bug · solved · 3 turns\n"
+
+
+# --- flags -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--record-dir", "runs"], "--record-dir keeps live runs: add --model SPEC"),
+        (["--runs", "3"], "--runs repeats live runs; a replay gives the same run every time"),
+        (["--jobs", "9"], "--jobs must be between 1 and 8"),
+        (["--window", "0"], "--window must be a number of tokens, 1 or more"),
+        (["--model", "anthropic:x", "--replay-dir", "."], "--replay-dir replays recorded runs"),
+        (["--replay-dir", "nowhere"], "--replay-dir nowhere is not a folder"),
+        (["--task", "nope"], "no task 'nope'; the tasks are add-flag, codebase-question"),
+        (["--chapters", "v9"], "no chapter 'v9' in --chapters; the chapters are v0_react_text"),
+        (["--task", "add-flag"], "nothing to replay: no runs scripted for these tasks"),
+        (["--model", "nope:x"], "unknown provider 'nope' in 'nope:x'"),
+        (["--model", "anthropic:claude-test"], "ANTHROPIC_API_KEY is not set"),
+    ],
+)
+def test_flags_that_cannot_work_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert compare.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {message}") and captured.err.count("\n") == 1
+
+
+def test_chapters_are_named_short_or_long() -> None:
+    assert compare.chapter_names("v1, v0_react_text") == ["v1_tool_loop", "v0_react_text"]
+    assert compare.chapter_names(None) == compare.figures.chapters()
+
+
+def test_the_lab_command_lists_tasks_and_explains_itself(capsys: pytest.CaptureFixture) -> None:
+    assert lab_main(["tasks"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in ["one-bug", "long-task", "refactor"])
+    assert "* one-bug" in listing and "  refactor" in listing
+    assert lab_main([]) == 2
+    assert "python -m lab compare" in capsys.readouterr().err

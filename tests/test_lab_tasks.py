@@ -1,0 +1,408 @@
+"""The lab's tasks: each checker says "not solved" on the workspace as given, "solved" once the
+work is really done, and "not solved" when the agent only deleted or weakened the tests.
+
+Every fix below is applied to a scratch copy, as an agent would make it.  The checkers are
+called directly (`verdict`), which spares a process per call; the child process the lab runs
+them in, with its timeout, has tests of its own at the end.
+"""
+
+from __future__ import annotations
+
+import re
+import runpy
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lab.tasks import Task, TaskError, _problem, check, featured_names, load_task, task_names
+from lab.tasks.__main__ import load_checker
+from lab.tasks.checks import Verdict, answer_line, run_hidden_tests
+
+TASKS = Path(__file__).resolve().parent.parent / "lab" / "tasks"
+
+
+def workspace(task: str, tmp_path: Path) -> Path:
+    """A scratch copy of the task's workspace, as the lab gives one to an agent."""
+    copy = tmp_path / "workspace"
+    shutil.copytree(load_task(task).workspace, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def verdict(name: str, folder: Path, answer: str) -> Verdict:
+    """The task's checker on `folder`, called in this process."""
+    return load_checker(load_task(name).folder / "check.py")(folder, answer)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{old!r} is not once in {path.name}"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+# --- the fixes an agent would make ------------------------------------------------------
+
+
+def fix_one_bug(folder: Path) -> None:
+    edit(
+        folder / "stats.py",
+        "(ordered[middle] + ordered[middle + 1]) / 2",
+        "(ordered[middle - 1] + ordered[middle]) / 2",
+    )
+
+
+def fix_several_steps(folder: Path) -> None:
+    source = folder / "textstats.py"
+    edit(source, 'text.split(" ")', "text.split()")
+    edit(source, "        found.append(word)", "        if word:\n            found.append(word)")
+    edit(source, "(pair[1], pair[0])", "(-pair[1], pair[0])")
+    with source.open("a", encoding="utf-8") as file:
+        file.write(
+            "\n\ndef reading_time(text, words_per_minute=200):\n"
+            "    return -(-word_count(text) // words_per_minute)\n"
+        )
+
+
+def fix_wide_reading(folder: Path) -> None:
+    edit(
+        folder / "invoicing" / "invoice.py",
+        "line.total - percent_of(line.total, discount_percent(line.quantity))",
+        "line.total",
+    )
+    edit(
+        folder / "invoicing" / "storage.py",
+        "return Invoice(customer, lines)",
+        'return Invoice(customer, lines, number=data["number"])',
+    )
+
+
+def fix_long_task(folder: Path) -> None:
+    (folder / "stuck.txt").write_text("\n".join(stuck_orders(folder / "logs")) + "\n")
+
+
+def fix_add_flag(folder: Path) -> None:
+    source = folder / "wordfreq.py"
+    edit(
+        source,
+        "    args = parser.parse_args(argv)\n",
+        '    parser.add_argument("--min-length", type=int, default=1, help="shortest word")\n'
+        "    args = parser.parse_args(argv)\n",
+    )
+    edit(
+        source,
+        "        counts = count_words(file.read())\n",
+        "        counts = count_words(file.read())\n"
+        "    counts = Counter({w: n for w, n in counts.items() if len(w) >= args.min_length})\n",
+    )
+    with (folder / "test_wordfreq.py").open("a") as file:
+        file.write("\n# main(['sample.txt', '--min-length', '4']) leaves out the short words\n")
+
+
+def fix_from_docstring(folder: Path) -> None:
+    edit(
+        folder / "duration.py",
+        "    raise NotImplementedError",
+        "    import re\n"
+        "\n"
+        "    parts = r'\\s*(?:(\\d+)d)?\\s*(?:(\\d+)h)?\\s*(?:(\\d+)m)?\\s*(?:(\\d+)s)?\\s*'\n"
+        "    match = re.fullmatch(parts, text, re.IGNORECASE)\n"
+        "    if not match or not any(match.groups()):\n"
+        "        raise ValueError(f'not a duration: {text!r}')\n"
+        "    parts = [int(part or 0) for part in match.groups()]\n"
+        "    return sum(n * unit for n, unit in zip(parts, UNITS.values()))",
+    )
+
+
+REFACTORED = '''"""Monthly summaries, refactored."""
+
+
+def summary(title, rows, key, amount):
+    totals = {}
+    for row in rows:
+        totals[row[key]] = totals.get(row[key], 0) + amount(row)
+    lines = [title]
+    for name, total in sorted(totals.items(), key=lambda item: (-item[1], item[0])):
+        lines.append(f"  {name:<20} {total / 100:>10.2f}")
+    lines.append(f"  {'total':<20} {sum(totals.values()) / 100:>10.2f}")
+    return "\\n".join(lines)
+
+
+def sales_summary(rows):
+    return summary("Sales by product", rows, "product", lambda r: r["quantity"] * r["unit_price"])
+
+
+def refund_summary(rows):
+    return summary("Refunds by reason", rows, "reason", lambda r: r["amount"])
+
+
+def stock_summary(rows):
+    return summary("Stock moved by warehouse", rows, "warehouse", lambda r: abs(r["change"]) * 100)
+'''
+
+
+def fix_refactor(folder: Path) -> None:
+    (folder / "report.py").write_text(REFACTORED)
+
+
+FIXES: dict[str, Callable[[Path], None]] = {
+    "one-bug": fix_one_bug,
+    "several-steps": fix_several_steps,
+    "wide-reading": fix_wide_reading,
+    "long-task": fix_long_task,
+    "add-flag": fix_add_flag,
+    "from-docstring": fix_from_docstring,
+    "refactor": fix_refactor,
+}
+TESTED = [name for name in task_names() if name in FIXES]
+
+
+def test_there_are_eight_tasks_and_the_four_featured_ones_bring_out_chapters_1_to_4() -> None:
+    assert len(task_names()) >= 8
+    featured = {name: load_task(name).brings_out for name in featured_names()}
+    assert featured == {
+        "one-bug": "v1_tool_loop",
+        "several-steps": "v2_todos",
+        "wide-reading": "v3_subagents",
+        "long-task": "v4_memory",
+    }
+    assert set(task_names()) == set(FIXES) | {"codebase-question"}
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_the_workspace_as_given_is_not_solved(name: str, tmp_path: Path) -> None:
+    outcome = verdict(name, workspace(name, tmp_path), "Done: everything works now.")
+    assert not outcome.solved, outcome.detail
+
+
+@pytest.mark.parametrize("name", TESTED)
+def test_the_work_done_is_solved(name: str, tmp_path: Path) -> None:
+    folder = workspace(name, tmp_path)
+    FIXES[name](folder)
+    outcome = verdict(name, folder, "Done.")
+    assert outcome.solved, outcome.detail
+
+
+TAMPERED = {
+    # name: what an agent that fakes the work leaves in the workspace
+    "one-bug": {"test_stats.py": None, "unittest.py": "def main(*a, **k): pass\n"},
+    "several-steps": {"test_textstats.py": "import unittest\n"},
+    "wide-reading": {"tests/test_invoice.py": None, "tests/test_storage.py": None},
+    "add-flag": {"test_wordfreq.py": "# min_length is tested elsewhere\n"},
+    "from-docstring": {"test_duration.py": None},
+    "refactor": {"test_report.py": "import unittest\n"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAMPERED))
+def test_deleting_or_weakening_the_tests_does_not_pass(name: str, tmp_path: Path) -> None:
+    folder = workspace(name, tmp_path)
+    for path, content in TAMPERED[name].items():
+        if content is None:
+            (folder / path).unlink()
+        else:
+            (folder / path).write_text(content)
+    outcome = verdict(name, folder, "All tests pass.")
+    assert not outcome.solved, outcome.detail
+
+
+def test_editing_the_logs_does_not_change_the_answer(tmp_path: Path) -> None:
+    folder = workspace("long-task", tmp_path)
+    for log in (folder / "logs").glob("*.log"):
+        log.write_text("")
+    (folder / "stuck.txt").write_text("")
+    outcome = verdict("long-task", folder, "There are no stuck orders.")
+    assert not outcome.solved
+    assert outcome.detail.startswith("stuck.txt misses 11 of 11")
+
+
+def test_a_half_right_list_names_what_is_missing_and_what_is_extra(tmp_path: Path) -> None:
+    folder = workspace("long-task", tmp_path)
+    right = stuck_orders(folder / "logs")
+    (folder / "stuck.txt").write_text("\n".join([*right[1:], "A-1001"]))
+    assert verdict("long-task", folder, "") == Verdict(
+        False, f"stuck.txt misses 1 of 11 ({right[0]}) and lists 1 that are not stuck (A-1001)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "solved"),
+    [
+        ("The client tries 6 times.\nANSWER: 6", True),
+        ("**ANSWER:** 6.", True),
+        ("The README says 3.\nANSWER: 3", False),
+        ("Six attempts.", False),
+    ],
+)
+def test_the_codebase_question_is_checked_against_the_code(
+    answer: str, solved: bool, tmp_path: Path
+) -> None:
+    folder = workspace("codebase-question", tmp_path)
+    # The agent's copy may have been edited; the right number comes from the task's own copy.
+    edit(
+        folder / "shipit" / "client.py", 'settings.get("retries", 5)', 'settings.get("retries", 2)'
+    )
+    assert verdict("codebase-question", folder, answer).solved is solved
+
+
+def test_answer_line_takes_the_last_one() -> None:
+    assert answer_line("ANSWER: 3\nno, wait\nANSWER: `6`") == "6"
+    assert answer_line("answer : 7") == "7"
+    assert answer_line("no answer here") is None
+
+
+# --- the long task's data and its answer -----------------------------------------------
+
+PAID = ("captured", "authorised and settled", "charge ok")
+SHIPPED = ("handed to", "left the dock", "scanned by")
+CANCELLED = ("cancelled", "refund issued")
+
+
+def stuck_orders(logs: Path) -> list[str]:
+    """The stuck orders, read from the logs with the phrases a reader learns, not from the
+    generator: a second, independent way to the answer the checker keeps."""
+    events: dict[str, set[str]] = {}
+    for log in sorted(logs.glob("day-*.log")):
+        for line in log.read_text().splitlines():
+            for order in re.findall(r"A-\d{4}", line):
+                for kind, phrases in [("paid", PAID), ("shipped", SHIPPED), ("done", CANCELLED)]:
+                    if any(phrase in line for phrase in phrases):
+                        events.setdefault(order, set()).add(kind)
+    return sorted(order for order, kinds in events.items() if kinds == {"paid"})
+
+
+def test_the_long_task_answer_is_what_the_logs_say() -> None:
+    expected = (TASKS / "long-task" / "hidden" / "stuck.txt").read_text().split()
+    assert stuck_orders(TASKS / "long-task" / "workspace" / "logs") == expected
+
+
+def test_the_logs_are_what_their_generator_writes() -> None:
+    make_logs = runpy.run_path(str(TASKS / "long-task" / "make_logs.py"), run_name="make_logs")
+    files, stuck = make_logs["generate"]()
+    logs = TASKS / "long-task" / "workspace" / "logs"
+    assert sorted(files) == sorted(path.name for path in logs.glob("*.log"))
+    for name, text in files.items():
+        assert (logs / name).read_text() == text, name
+    assert stuck == (TASKS / "long-task" / "hidden" / "stuck.txt").read_text().split()
+
+
+def test_each_log_is_a_few_thousand_tokens() -> None:
+    from llm.tokens import estimate_text
+
+    sizes = [estimate_text(p.read_text()) for p in (TASKS / "long-task/workspace/logs").iterdir()]
+    assert len(sizes) == 12 and all(2_000 <= size <= 4_000 for size in sizes), sizes
+
+
+# --- checkers that hang, crash or meet an endless loop ----------------------------------
+
+
+def a_task(folder: Path, check_source: str, timeout: float = 30) -> Task:
+    (folder / "check.py").write_text(check_source)
+    (folder / "workspace").mkdir()
+    return Task(
+        "made-up", folder, "t", "p", "v1_tool_loop", 5, False, folder / "workspace", {}, timeout
+    )
+
+
+def test_a_checker_that_crashes_is_not_solved_with_the_reason(tmp_path: Path) -> None:
+    task = a_task(tmp_path, "def check(workspace, answer):\n    raise KeyError('stats.py')\n")
+    outcome = check(task, task.workspace, "")
+    assert outcome == Verdict(False, "the checker failed: KeyError: 'stats.py'")
+
+
+def test_a_checker_must_return_a_verdict(tmp_path: Path) -> None:
+    task = a_task(tmp_path, "def check(workspace, answer):\n    return True\n")
+    outcome = check(task, task.workspace, "")
+    assert outcome == Verdict(
+        False, "the checker failed: TypeError: check() returned bool, not a Verdict"
+    )
+
+
+def test_a_checker_that_hangs_is_stopped(tmp_path: Path) -> None:
+    source = "import time\n\ndef check(workspace, answer):\n    time.sleep(60)\n"
+    task = a_task(tmp_path, source, timeout=0.5)
+    assert check(task, task.workspace, "") == Verdict(False, "the checker did not finish in 0.5 s")
+
+
+def test_agent_code_that_never_ends_is_stopped(tmp_path: Path) -> None:
+    folder = workspace("one-bug", tmp_path)
+    (folder / "stats.py").write_text("while True:\n    pass\n")
+    hidden = TASKS / "one-bug" / "hidden"
+    outcome = run_hidden_tests(folder, hidden, ["stats.py"], timeout=0.5)
+    assert outcome == Verdict(False, "the hidden tests did not finish in 0.5 s")
+
+
+def test_a_missing_source_is_named(tmp_path: Path) -> None:
+    folder = workspace("one-bug", tmp_path)
+    (folder / "stats.py").unlink()
+    assert check(load_task("one-bug"), folder, "") == Verdict(
+        False, "stats.py is missing from the workspace"
+    )
+
+
+def test_a_source_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    folder = workspace("one-bug", tmp_path)
+    fixed = tmp_path / "elsewhere.py"
+    (folder / "stats.py").rename(fixed)
+    (folder / "stats.py").symlink_to(fixed)
+    assert verdict("one-bug", folder, "") == Verdict(
+        False, "stats.py is a symbolic link; the checker takes real files"
+    )
+
+
+def test_the_checker_runs_without_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_env.py").write_text(
+        "import os, unittest\n\nclass T(unittest.TestCase):\n"
+        "    def test_no_key(self):\n        self.assertNotIn('ANTHROPIC_API_KEY', os.environ)\n"
+    )
+    (tmp_path / "ws").mkdir()
+    assert run_hidden_tests(tmp_path / "ws", hidden, []).solved
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ([], "the file must hold one JSON object"),
+        ({"title": "t"}, '"prompt" is missing or not a string'),
+        (
+            {"title": "t", "prompt": "p", "brings_out": "v1", "max_turns": "5", "featured": True},
+            '"max_turns" is missing or not a number',
+        ),
+        (
+            {"title": "t", "prompt": "p", "brings_out": "v1", "max_turns": 5, "featured": 1},
+            '"featured" is missing or not a true or false',
+        ),
+        (
+            {
+                "title": "t",
+                "prompt": "p",
+                "brings_out": "v1",
+                "max_turns": 5,
+                "featured": True,
+                "colour": "red",
+            },
+            "unknown field(s) colour; the fields are title, prompt, brings_out, max_turns, "
+            "featured, workspace, cassettes, check_timeout",
+        ),
+    ],
+)
+def test_a_task_file_that_cannot_be_used_says_why(data: object, problem: str) -> None:
+    assert _problem(data) == problem
+
+
+def test_an_unknown_task_lists_the_tasks() -> None:
+    with pytest.raises(
+        TaskError, match="no task 'nope'; the tasks are add-flag, codebase-question"
+    ):
+        load_task("nope")
+
+
+def test_no_task_keeps_its_hidden_tests_in_the_workspace() -> None:
+    for name in task_names():
+        task = load_task(name)
+        hidden = task.folder / "hidden"
+        assert hidden not in [task.workspace, *task.workspace.parents], name
+        assert not list(task.workspace.rglob("hidden")), name
