@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
-from llm.cassette import RecordingModel, ReplayModel
+from llm.cassette import RecordingModel, ReplayModel, for_child
 from llm.cli import fresh_folder
 from llm.errors import CassetteError, ContextTooLong
 from llm.spec import load_model
@@ -74,6 +74,7 @@ class Record:
     wall_s: float
     counts: dict[str, int]
     messages: list[Message] = field(repr=False)
+    details: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -180,6 +181,10 @@ class Windowed:
             )
         return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
+    def child(self, key: str) -> Windowed:
+        """A child agent's model (chapter 3) has the same window as its parent's."""
+        return Windowed(for_child(self.inner, key), self.context_window)
+
 
 class Watched:
     """Reports every turn to `on_turn(turn, tokens so far, estimated)`; raises
@@ -211,6 +216,11 @@ class Watched:
         self.tokens += reply.usage.input_tokens + reply.usage.output_tokens
         self.estimated = self.estimated or reply.usage.estimated
         return reply
+
+    def child(self, key: str) -> Watched:
+        """A child agent's model (chapter 3): stopped by Ctrl-C too; its turns are not the
+        run's turns, so the progress line keeps counting the parent's."""
+        return Watched(for_child(self.inner, key), _ignore, self.stopping)
 
 
 def answered_by(model: Model) -> str:
@@ -290,4 +300,5 @@ def run_job(
         wall_s=round(wall, 3),
         counts=result.counts(),
         messages=result.messages,
+        details=result.details(),
     )

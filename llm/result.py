@@ -7,6 +7,7 @@ run) plus the usage of each model call, which the messages do not carry.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .types import Block, Message, Usage
 
@@ -104,6 +105,11 @@ class RunResult:
         """What a chapter's own idea adds to count (format errors, plan updates, children,
         compactions), by name, for the summary line and the lab's tables.  A chapter's
         result class overrides it; the plain loop has nothing of its own to count."""
+        return {}
+
+    def details(self) -> dict[str, Any]:
+        """What a chapter's own idea leaves behind, as JSON (the plan's history, each
+        child's run, each compaction), for the lab's records and what reads them."""
         return {}
 
     def highlights(self) -> list[str]:

@@ -33,7 +33,7 @@ COLUMNS += ["peak context", "wall"]
 RECORD_FIELDS = {
     "chapter", "task", "run", "provenance", "model", "solved", "verdict", "stop", "error",
     "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
-    "context_per_turn", "wall_s", "counts", "messages",
+    "context_per_turn", "wall_s", "counts", "messages", "details",
 }  # fmt: skip
 
 

@@ -203,7 +203,7 @@ def test_demo_plans_is_reminded_and_leaves_every_test_passing(tmp_path: Path) ->
     done = chapter2("--demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(reminder sent: the plan was left alone for 3 turns)" in done.stdout
-    assert "  Todos (5/5 done)" in done.stdout
+    assert "  Todos (4/4 done)" in done.stdout
     workspace = tmp_path / "v2_todos-demo-1"
     tests = subprocess.run(
         [sys.executable, "-m", "unittest"], cwd=workspace, capture_output=True, text=True
@@ -216,15 +216,15 @@ def test_todos_in_the_interactive_prompt_prints_the_plan(tmp_path: Path) -> None
     cassette = tmp_path / "plan.jsonl"
     shutil.copy(REPO / "v2_todos/demo/cassette.jsonl", cassette)
     lines = cassette.read_text().splitlines()
-    cassette.write_text("\n".join(lines[:2]) + "\n")  # the first reply only: plan, then run
+    cassette.write_text("\n".join(lines[:3]) + "\n")  # two replies: run the tests, then plan
     done = chapter2(
         "--model",
         f"replay:{cassette}",
         "--max-turns",
-        "1",
+        "2",
         cwd=tmp_path,
         stdin="/todos\nfix it\n/todos\n/exit\n",
     )
     assert "Also: /todos." in done.stdout
     before, after = done.stdout.split("Todos: (none)")
-    assert "Todos (0/5 done)\n[>] Running the tests\n[ ] Fix word_count" in after
+    assert "Todos (0/4 done)\n[>] Fixing word_count\n[ ] Fix top_words" in after

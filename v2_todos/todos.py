@@ -231,6 +231,10 @@ class PlanRunResult(RunResult):
     def counts(self) -> dict[str, int]:
         return {"plan updates": len(self.plan_history), "reminders": len(self.reminders)}
 
+    def details(self) -> dict[str, Any]:
+        history = [{"turn": turn, "items": items} for turn, items in self.plan_history]
+        return {"plan_history": history, "reminders": self.reminders}
+
 
 def latest_plan(messages: list[Message]) -> list[dict[str, str]]:
     """The list as the last accepted todo_write left it; empty if there was none."""

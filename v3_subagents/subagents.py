@@ -172,6 +172,26 @@ class DelegationRunResult(PlanRunResult):
     def counts(self) -> dict[str, int]:
         return {**super().counts(), "children": len(self.children)}
 
+    def details(self) -> dict[str, Any]:
+        """The plan, and each child's run as it happened, so a reader can unfold it."""
+        children = [
+            {
+                "call_id": child.call_id,
+                "description": child.description,
+                "agent_type": child.agent_type,
+                "stop": child.result.stop,
+                "turns": child.result.turns,
+                "tool_calls": child.result.tool_calls,
+                "input_tokens": child.result.usage.input_tokens,
+                "output_tokens": child.result.usage.output_tokens,
+                "context_per_turn": child.result.context_tokens,
+                "messages": child.result.messages,
+                "details": child.result.details(),
+            }
+            for child in self.children
+        ]
+        return {**super().details(), "children": children}
+
     def highlights(self) -> list[str]:
         """The parent's context against what it would have held had it read it all itself."""
         if not self.children:
