@@ -218,7 +218,7 @@ def readme_commands() -> list[str]:
 
 def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
     run_demo, run_tests = readme_commands()
-    assert run_demo.endswith("python -m v1_tool_loop --demo")
+    assert run_demo.endswith("python -m lab compare")
     assert run_tests.endswith("pytest")
     assert run_tests in (REPO / ".ci/run").read_text().splitlines()
 
