@@ -95,7 +95,7 @@ def test_layers_come_in_order_and_each_holds_its_source(project: Path) -> None:
     assert "- write-test: " in layer["skills"].text
     assert "`make test`" in layer["bootstrap"].text and "## AGENTS.md" in layer["bootstrap"].text
     assert "terminal" in layer["channel"].text
-    assert "Tuesday 2026-12-01 09:00+01:00" in layer["runtime"].text
+    assert "Date and time: 2026-12-01 09:00+01:00" in layer["runtime"].text
     assert "anthropic:claude-sonnet-4-5" in layer["runtime"].text
     assert str(project.resolve()) in layer["runtime"].text
     prompt = assemble(layers)

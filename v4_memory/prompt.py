@@ -289,12 +289,17 @@ def cut_to(text: str, budget: int) -> str:
 
 
 def runtime(workdir: Path, model_name: str, now: datetime) -> str:
-    """Facts about this call.  Last in the prompt: the clock changes every minute."""
+    """Facts about this call.  Last in the prompt: the clock changes every minute.
+
+    Fixed-width facts only (an ISO date, the system's name, not its release), so that
+    the prompt's size, and every figure measured from a demo run, is the same on every
+    day and every machine.
+    """
     return "\n".join(
         [
-            f"Date and time: {now:%A} {now.isoformat(sep=' ', timespec='minutes')}",
+            f"Date and time: {now.isoformat(sep=' ', timespec='minutes')}",
             f"Model: {model_name}",
             f"Work directory: {workdir.resolve()}",
-            f"Operating system: {platform.system()} {platform.release()}",
+            f"Operating system: {platform.system()}",
         ]
     )
