@@ -71,6 +71,7 @@ def test_a_rejected_plan_is_an_error_result_and_the_old_plan_stays(tmp_path: Pat
 
     rejected = result.messages[4]["content"][0]
     assert rejected["is_error"]
+    assert rejected["content"].startswith("the todo list was not changed: ")  # not a crash
     assert "items 1, 2 are all in_progress" in rejected["content"]
     assert "item 3: status 'done' is not one of" in rejected["content"]
     assert "must be of type array" in result.messages[6]["content"][0]["content"]

@@ -295,7 +295,7 @@ def run_tool(
         return ToolResult(f"{name}: {problem}. Expected: {describe_arguments(schema)}", True)
     try:
         return ToolResult(handlers[name](Path(workdir), **args))
-    except ToolError as error:
+    except (ToolError, ValueError) as error:  # the call was refused: the message says why
         return ToolResult(str(error), True)
     except OSError as error:
         return ToolResult(f"{name} failed: {error.strerror or error} ({error.filename})", True)
