@@ -21,13 +21,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console, counted
 from .errors import CassetteError, ModelError
 from .result import RunResult
 from .spec import load_model, read_env_file, redirected_keys
-from .types import Message, Model
+from .types import Model
 
 EXIT_CODES = {"done": 0, "error": 2}  # every other stop (max_turns, interrupted, …) is 1
 NOT_UTF8 = "holds bytes that are not UTF-8 text: check your terminal's encoding"
@@ -35,6 +36,10 @@ NOT_UTF8 = "holds bytes that are not UTF-8 text: check your terminal's encoding"
 
 class UsageError(Exception):
     """Input the command line cannot use (a flag, the task, ./.env): one line, exit code 2."""
+
+
+# An interactive command: given the prompt's state and the rest of the line, the text to print.
+Command = Callable[[dict[str, Any], str], str]
 
 
 @dataclass
@@ -47,8 +52,16 @@ class Chapter:
     demo_cassette: Path  # its header holds the demo task
     summary: str
     # Extra commands of the interactive prompt, e.g. "/todos": each is given the
-    # conversation so far and returns the text to print.
-    commands: dict[str, Callable[[list[Message]], str]] = field(default_factory=dict)
+    # prompt's state (the keyword arguments of the next run: "history", and what
+    # `setup` added) and the rest of the line, may change the state, and returns the
+    # text to print.
+    commands: dict[str, Command] = field(default_factory=dict)
+    # A chapter whose runs share more than the conversation (chapter 4: a session on
+    # disk) adds its own flags, builds from them the extra keyword arguments of every
+    # run (`setup`), and may show more after its demo (`after_demo`).
+    flags: Callable[[argparse.ArgumentParser], None] | None = None
+    setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
+    after_demo: Callable[[Path, str | None, Console], None] | None = None
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -81,6 +94,8 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
         action="store_true",
         help="with a replay: stop if a request differs from the one the cassette recorded",
     )
+    if chapter.flags:
+        chapter.flags(parser)
     return parser
 
 
@@ -176,12 +191,15 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         )
     try:
         workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
+        options = chapter.setup(args, workdir, model, console) if chapter.setup else {}
         if not task:
-            return interactive(chapter, model, workdir, args.max_turns, console)
+            return interactive(chapter, model, workdir, args.max_turns, console, options)
         result = chapter.run(
-            task, model=model, workdir=workdir, max_turns=args.max_turns, console=console
+            task, model=model, workdir=workdir, max_turns=args.max_turns, console=console, **options
         )
         report(result, console, args.max_turns)
+        if args.demo and chapter.after_demo and result.stop == "done":
+            chapter.after_demo(workdir, args.model, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
@@ -250,7 +268,12 @@ def _save_recording(recorder: RecordingModel, console: Console) -> None:
 
 
 def interactive(
-    chapter: Chapter, model: Model, workdir: Path, max_turns: int, console: Console
+    chapter: Chapter,
+    model: Model,
+    workdir: Path,
+    max_turns: int,
+    console: Console,
+    options: dict[str, Any] | None = None,
 ) -> int:
     """A prompt loop; each task sees the whole conversation so far."""
     print(f"{chapter.name} with {model.name} in {workdir.resolve()}")
@@ -261,7 +284,7 @@ def interactive(
         # A line that is not UTF-8 then arrives as text to refuse, instead of an error
         # that throws away whatever was read with it.
         sys.stdin.reconfigure(errors="surrogateescape")
-    history: list[Message] = []
+    state: dict[str, Any] = {"history": [], **(options or {})}  # the next run's arguments
     while True:
         try:
             line = input("> ").strip()
@@ -279,18 +302,14 @@ def interactive(
             return 0
         if not line:
             continue
-        if line in chapter.commands:
-            print(chapter.commands[line](history))
+        name, _, argument = line.partition(" ")
+        if name in chapter.commands:
+            print(chapter.commands[name](state, argument.strip()))
             continue
         result = chapter.run(
-            line,
-            model=model,
-            workdir=workdir,
-            max_turns=max_turns,
-            history=history,
-            console=console,
+            line, model=model, workdir=workdir, max_turns=max_turns, console=console, **state
         )
-        history = result.messages
+        state["history"] = result.messages
         report(result, console, max_turns)
 
 

@@ -15,7 +15,7 @@ CHAPTER = Chapter(
     demo_workspace=DEMO / "workspace",
     demo_cassette=DEMO / "cassette.jsonl",
     summary="Chapter 2: a coding agent that writes a plan as a todo list and keeps it up to date.",
-    commands={"/todos": lambda history: render(latest_plan(history))},
+    commands={"/todos": lambda state, _: render(latest_plan(state["history"]))},
 )
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ CHAPTER = Chapter(
     demo_workspace=DEMO / "workspace",
     demo_cassette=DEMO / "cassette.jsonl",
     summary="Chapter 3: a coding agent that hands subtasks to child agents with fresh contexts.",
-    commands={"/todos": lambda history: render(latest_plan(history))},
+    commands={"/todos": lambda state, _: render(latest_plan(state["history"]))},
 )
 
 if __name__ == "__main__":
