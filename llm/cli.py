@@ -52,16 +52,16 @@ class Chapter:
     demo_cassette: Path  # its header holds the demo task
     summary: str
     # Extra commands of the interactive prompt, e.g. "/todos": each is given the
-    # prompt's state (the keyword arguments of the next run: "history", and what
-    # `setup` added) and the rest of the line, may change the state, and returns the
-    # text to print.
+    # prompt's state (the keyword arguments of the next run: "model", "history", and
+    # what `setup` added) and the rest of the line, may change the state, and returns
+    # the text to print.
     commands: dict[str, Command] = field(default_factory=dict)
     # A chapter whose runs share more than the conversation (chapter 4: a session on
     # disk) adds its own flags, builds from them the extra keyword arguments of every
     # run (`setup`), and may show more after its demo (`after_demo`).
     flags: Callable[[argparse.ArgumentParser], None] | None = None
     setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
-    after_demo: Callable[[Path, str | None, Console], None] | None = None
+    after_demo: Callable[[dict[str, Any], Path, str | None, Console], None] | None = None
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -187,19 +187,21 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         model = RecordingModel(model, args.record, chapter=chapter.name, task=task or None)
         console.note(
             f"recording the model's replies to {args.record}; "
-            f"they are written to {_shown_path(model.partial)} until the run ends"
+            f"they are written to {shown_path(model.partial)} until the run ends"
         )
     try:
         workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
-        options = chapter.setup(args, workdir, model, console) if chapter.setup else {}
+        # The keyword arguments of every run: the model, and what the chapter adds.
+        state = {"model": model}
+        if chapter.setup:
+            state.update(chapter.setup(args, workdir, model, console))
         if not task:
-            return interactive(chapter, model, workdir, args.max_turns, console, options)
-        result = chapter.run(
-            task, model=model, workdir=workdir, max_turns=args.max_turns, console=console, **options
-        )
+            return interactive(chapter, workdir, args.max_turns, console, state)
+        turns = args.max_turns
+        result = chapter.run(task, workdir=workdir, max_turns=turns, console=console, **state)
         report(result, console, args.max_turns)
         if args.demo and chapter.after_demo and result.stop == "done":
-            chapter.after_demo(workdir, args.model, console)
+            chapter.after_demo(state, workdir, args.model, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
@@ -222,7 +224,7 @@ def _demo_task_and_model(
         model = ReplayModel(chapter.demo_cassette, strict=args.strict)
         console.note(
             f"offline: replaying the {header.get('provenance', 'scripted')} demo cassette "
-            f"{_shown_path(chapter.demo_cassette)} — add --model to run it live"
+            f"{shown_path(chapter.demo_cassette)} — add --model to run it live"
         )
     console.note(f"task: {header['task']}")
     return header["task"], model
@@ -268,15 +270,10 @@ def _save_recording(recorder: RecordingModel, console: Console) -> None:
 
 
 def interactive(
-    chapter: Chapter,
-    model: Model,
-    workdir: Path,
-    max_turns: int,
-    console: Console,
-    options: dict[str, Any] | None = None,
+    chapter: Chapter, workdir: Path, max_turns: int, console: Console, state: dict[str, Any]
 ) -> int:
-    """A prompt loop; each task sees the whole conversation so far."""
-    print(f"{chapter.name} with {model.name} in {workdir.resolve()}")
+    """A prompt loop; each task sees the whole conversation so far (`state["history"]`)."""
+    print(f"{chapter.name} with {state['model'].name} in {workdir.resolve()}")
     print("Type a task. /exit or Ctrl-D leaves; Ctrl-C stops the current turn.")
     if chapter.commands:
         print(f"Also: {', '.join(chapter.commands)}.")
@@ -284,7 +281,7 @@ def interactive(
         # A line that is not UTF-8 then arrives as text to refuse, instead of an error
         # that throws away whatever was read with it.
         sys.stdin.reconfigure(errors="surrogateescape")
-    state: dict[str, Any] = {"history": [], **(options or {})}  # the next run's arguments
+    state["history"] = []
     while True:
         try:
             line = input("> ").strip()
@@ -306,9 +303,7 @@ def interactive(
         if name in chapter.commands:
             print(chapter.commands[name](state, argument.strip()))
             continue
-        result = chapter.run(
-            line, model=model, workdir=workdir, max_turns=max_turns, console=console, **state
-        )
+        result = chapter.run(line, workdir=workdir, max_turns=max_turns, console=console, **state)
         state["history"] = result.messages
         report(result, console, max_turns)
 
@@ -348,7 +343,7 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
 
 
-def _shown_path(path: Path) -> str:
+def shown_path(path: Path) -> str:
     """A path relative to the current folder when it is below it, else absolute."""
     try:
         return str(path.resolve().relative_to(Path.cwd()))

@@ -127,7 +127,7 @@ class Console:
         self.err.flush()
 
 
-KEY_ARGUMENTS = ("command", "pattern", "path", "description", "query", "name")
+KEY_ARGUMENTS = ("command", "pattern", "path", "description", "query", "name", "text")
 
 
 def _key_argument(args: dict[str, Any]) -> str:

@@ -273,13 +273,13 @@ def stuck_orders(logs: Path) -> list[str]:
 
 def test_the_long_task_answer_is_what_the_logs_say() -> None:
     expected = (TASKS / "long-task" / "hidden" / "stuck.txt").read_text().split()
-    assert stuck_orders(TASKS / "long-task" / "workspace" / "logs") == expected
+    assert stuck_orders(load_task("long-task").workspace / "logs") == expected
 
 
 def test_the_logs_are_what_their_generator_writes() -> None:
     make_logs = runpy.run_path(str(TASKS / "long-task" / "make_logs.py"), run_name="make_logs")
     files, stuck = make_logs["generate"]()
-    logs = TASKS / "long-task" / "workspace" / "logs"
+    logs = load_task("long-task").workspace / "logs"
     assert sorted(files) == sorted(path.name for path in logs.glob("*.log"))
     for name, text in files.items():
         assert (logs / name).read_text() == text, name
@@ -289,7 +289,8 @@ def test_the_logs_are_what_their_generator_writes() -> None:
 def test_each_log_is_a_few_thousand_tokens() -> None:
     from llm.tokens import estimate_text
 
-    sizes = [estimate_text(p.read_text()) for p in (TASKS / "long-task/workspace/logs").iterdir()]
+    logs = load_task("long-task").workspace / "logs"
+    sizes = [estimate_text(path.read_text()) for path in logs.iterdir()]
     assert len(sizes) == 12 and all(2_000 <= size <= 4_000 for size in sizes), sizes
 
 

@@ -57,14 +57,17 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from llm.cassette import for_child
 from llm.errors import ContextTooLong, ModelError
-from llm.result import text_of
+from llm.result import CUT_OFF, text_of
 from llm.tokens import estimate_message, estimate_request
 from llm.types import EMPTY_REPLY, Block, Message, Model, Usage
+from v3_subagents.subagents import DelegationRunResult
 
+from .memory import Hit
 from .session import Session
 
 # --- Budgets ---------------------------------------------------------------------------------
@@ -93,7 +96,7 @@ ESTIMATE_MARGIN = 0.10
 # Replays run on a budget small enough that the demo's dozen turns go through stage 1
 # and stage 2; a real window would never fill in a demo.  It is a teaching setting,
 # and a cassette plays back the same stages only with the budget it was made with.
-REPLAY_BUDGET = 5_000
+REPLAY_BUDGET = 12_000
 
 
 def default_budget(model_name: str, reply_tokens: int = 4096) -> int:
@@ -227,6 +230,27 @@ def summary_message(text: str) -> Message:
 
 
 # --- The window ----------------------------------------------------------------------------------
+
+
+CONTINUE = (
+    "Your last reply was cut off at the output limit (max_tokens). Go on from where it "
+    "stopped. If you were writing a tool call, it did not run: make it again, smaller "
+    "(a long file in parts)."
+)
+
+
+def continuation(cut_off: list[Block]) -> Message:
+    """What chapter 4 sends after a reply cut off at max_tokens, to go on instead of stopping.
+
+    Each call in the cut-off reply may be half written, so none ran: each gets an error
+    result (the API wants every call answered), and then the request to go on.
+    """
+    results = [
+        {"type": "tool_result", "tool_use_id": call["id"], "content": CUT_OFF, "is_error": True}
+        for call in cut_off
+        if call.get("type") == "tool_use"
+    ]
+    return {"role": "user", "content": [*results, {"type": "text", "text": CONTINUE}]}
 
 
 class ContextFull(ModelError):
@@ -423,8 +447,11 @@ class ContextWindow:
         if flush and self.before_summary:
             self.before_summary(view)
         request = [{"role": "user", "content": transcript(self.session.messages()[:upto])}]
+        # A side call, not a turn: a cassette keeps its reply in a section of its own, so
+        # a replay gives each summary its text wherever the budget makes it happen.
+        summariser = for_child(self.model, f"summary-{self.session.compactions + 1}")
         try:
-            reply = self.model.complete(SUMMARY_SYSTEM, request, max_tokens=SUMMARY_TOKENS)
+            reply = summariser.complete(SUMMARY_SYSTEM, request, max_tokens=SUMMARY_TOKENS)
         except ContextTooLong as error:
             why = "and the turns to summarise are too long for the model to read at once"
             raise self._full(tokens, why) from error
@@ -491,3 +518,48 @@ def _cached(cache: dict[int, tuple[Message, Any]], message: Message, compute: Ca
     if entry is None or entry[0] is not message:
         entry = cache[id(message)] = (message, compute(message))
     return entry[1]
+
+
+@dataclass
+class SessionRunResult(DelegationRunResult):
+    """A chapter 3 result, plus where the conversation is kept and what kept it in budget.
+
+    `messages` is the session's history as the model last saw it: after a summary,
+    the summary and the recent turns, not the turns it replaced (the file keeps them).
+    """
+
+    session_id: str = ""
+    compactions: list[Compaction] = field(default_factory=list)
+    recalled: list[Hit] = field(default_factory=list)
+    calls: int = 0  # tool calls of this run: a summary may have replaced the messages of some
+
+    @property
+    def tool_calls(self) -> int:
+        return self.calls
+
+    def counts(self) -> dict[str, int]:
+        return {**super().counts(), "compactions": len(self.compactions)}
+
+    def details(self) -> dict[str, Any]:
+        compactions = [
+            {key: value for key, value in vars(c).items() if key != "usage"}
+            for c in self.compactions
+        ]
+        recalled = [vars(hit) for hit in self.recalled]
+        return {
+            **super().details(),
+            "session": self.session_id,
+            "compactions": compactions,
+            "recalled": recalled,
+        }
+
+    def highlights(self) -> list[str]:
+        lines = super().highlights()
+        for c in self.compactions:
+            lines.append(
+                f"context: stage {c.stage} before turn {c.turn}, ≈{c.tokens_before:,} → "
+                f"≈{c.tokens_after:,} tokens ({c.detail})"
+            )
+        if self.session_id:
+            lines.append(f"session {self.session_id} is saved: go on with --continue")
+        return lines

@@ -29,6 +29,7 @@ written before it opened, not what is added after.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import re
@@ -40,6 +41,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from llm import Message, Model
 from v4_memory import jsonl
 
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
@@ -398,3 +400,43 @@ def render_hits(hits: list[Hit]) -> str:
         f"{hit.id}  {hit.category:<10}  {hit.score:5.2f}  {' '.join(hit.text.split())}"
         for hit in hits
     )
+
+
+# --- the memory flush ------------------------------------------------------------------
+
+FLUSH_PROMPT = (
+    "The oldest turns of this conversation are about to be replaced by a short summary. "
+    "Before that, save with memory_write each fact from them that should outlive this "
+    "session (a preference of the user, a fact about the project, a decision and why), "
+    "then reply with one word: saved. Call no other tool."
+)
+
+
+def flush(model: Model, system: str, view: list[Message], store: MemoryStore) -> list[str]:
+    """The memory flush: one side turn, just before older turns are summarised, in which the
+    agent saves what must outlive them.  Returns the ids of what was saved.
+
+    A summary keeps what matters to the task at hand and drops the rest for good; a
+    preference mentioned in passing forty turns ago is the kind of thing it drops.  So
+    the model reads the whole context once more, with only `memory_write` on offer.
+    The turn is not part of the conversation: neither its request nor its reply is kept.
+    """
+    last = view[-1]
+    if last["role"] == "user":  # add the request to it, so that the roles still alternate
+        content = last["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        request = [*view[:-1], {"role": "user", "content": [*blocks, _text(FLUSH_PROMPT)]}]
+    else:
+        request = [*view, {"role": "user", "content": FLUSH_PROMPT}]
+    reply = model.complete(system, request, tools=MEMORY_TOOLS[:1])
+    saved = []
+    for block in reply.content:
+        if block.get("type") == "tool_use" and block.get("name") == "memory_write":
+            args = block.get("input") or {}
+            with contextlib.suppress(ValueError, TypeError):  # a fact it wrote badly is lost
+                saved.append(store.add(args.get("text", ""), args.get("category", "note")))
+    return saved
+
+
+def _text(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}

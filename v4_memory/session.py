@@ -52,7 +52,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm.result import text_of, tool_uses
+from llm.result import close_open_turn, text_of, tool_uses
 from llm.types import Block, Message
 
 from . import jsonl
@@ -179,6 +179,7 @@ class Session:
         self._sync = sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
         self._stored = 0  # message lines read or written: numbers the repair notes
+        self.compactions = 0  # compaction records applied, in the file and since
 
     def __enter__(self) -> Session:
         return self
@@ -247,6 +248,21 @@ class Session:
         self._stored += 1
         _mend(self._history, message, self._stored)  # notes not kept: loading reports them
 
+    def close_turn(self, results: list[Block], note: str) -> None:
+        """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap).
+
+        As `close_open_turn` does for a list: the results that were finished, an error
+        result for each call that got none, then a closing note; written as whole
+        messages, since a line is written once.
+        """
+        messages = list(self._history)
+        count = len(messages)
+        if results:
+            messages.append({"role": "user", "content": list(results)})
+        close_open_turn(messages, note)
+        for message in messages[count:]:
+            self.append(message)
+
     def boundaries(self) -> list[int]:
         """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
         history = self._history
@@ -264,6 +280,7 @@ class Session:
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
         jsonl.append(self.path, record, sync=self._sync)
         _compact(self._history, upto, record["summary"])
+        self.compactions += 1
 
     def _replay(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -277,6 +294,7 @@ class Session:
             try:
                 _check_compaction(self._history, record.get("upto"), record.get("summary"))
                 _compact(self._history, record["upto"], record["summary"])
+                self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
         else:

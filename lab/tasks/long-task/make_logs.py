@@ -1,6 +1,6 @@
 """Write this task's twelve daily logs and the answer the checker expects.
 
-    python lab/tasks/long-task/make_logs.py            # rewrites workspace/logs and hidden/
+    python lab/tasks/long-task/make_logs.py   # rewrites v4_memory/demo/workspace/logs and hidden/
 
 The logs are an order pipeline's: orders placed, paid, packed, shipped, cancelled,
 told by several services in their own words, among health checks and metrics, with
@@ -24,6 +24,7 @@ SEED = 20240304
 DAYS = 12
 ORDERS_PER_DAY = 26
 HERE = Path(__file__).resolve().parent
+LOGS = HERE.parents[2] / "v4_memory" / "demo" / "workspace" / "logs"  # chapter 4's demo, too
 CARRIERS = ["DHL", "UPS", "GLS", "DPD"]
 CHANNELS = ["the web shop", "the mobile app", "a phone order", "the B2B portal"]
 # What happens to an order, and how often: the ordinary path first.
@@ -215,7 +216,7 @@ def follow(fate: str, order: str, at: int, day: Day, days: list[Day], rng: rando
 
 def main() -> int:
     files, stuck = generate()
-    logs = HERE / "workspace" / "logs"
+    logs = LOGS
     logs.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (logs / name).write_text(text, encoding="utf-8")

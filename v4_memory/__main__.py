@@ -1,0 +1,158 @@
+"""`python -m v4_memory`: the chapter 4 agent on the command line, with sessions.
+
+On top of the flags every chapter has:
+
+    --continue            resume the latest session of the work directory
+    --resume ID           resume that session
+    --context-budget N    tokens a request may take (default: from the model's window)
+
+and in the interactive prompt: /sessions, /resume ID, /compact, /prompt, /todos.
+The demo runs three steps, the last two as new processes, as a person would:
+a long task (compaction), the same session resumed, then a new session that
+recalls what the first one saved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from llm import Console, Model
+from llm.cassette import read_cassette
+from llm.cli import Chapter, UsageError, main, shown_path
+from v2_todos.todos import latest_plan, render
+
+from .agent import TOOLS, layers, run
+from .context import ContextWindow, default_budget
+from .prompt import assemble, describe
+from .session import SESSIONS_DIR, Session, SessionError, SessionStore
+
+DEMO = Path(__file__).parent / "demo"
+# After the first task: the same session resumed by a new process, then a new session.
+DEMO_STEPS = [("resume.jsonl", ["--continue"]), ("recall.jsonl", [])]
+
+
+def flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--continue", dest="resume_latest", action="store_true", help="resume the latest session"
+    )
+    parser.add_argument("--resume", metavar="ID", help="resume the session with this id")
+    parser.add_argument(
+        "--context-budget",
+        metavar="N",
+        type=int,
+        help="tokens a request may take before older turns are trimmed and summarised "
+        "(default: from the model's context window; 12,000 for replays)",
+    )
+
+
+def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Console) -> dict:
+    """Open the session every run of this command line works in: resumed, or a new one."""
+    if args.demo and (args.resume or args.resume_latest):
+        raise UsageError("--demo starts its own session: drop --continue and --resume")
+    if args.context_budget is not None and args.context_budget < 1000:
+        raise UsageError("--context-budget must be 1000 tokens or more")
+    store = SessionStore(workdir / SESSIONS_DIR)
+    try:
+        if args.resume or args.resume_latest:
+            session = store.open(args.resume or latest_id(store))
+            console.note(f"resumed session {session.id}: {len(session.messages())} messages")
+            for repair in session.repairs:
+                console.warn(f"repaired: {repair}")
+        else:
+            session = store.create({"model": model.name, "chapter": "v4_memory"})
+    except SessionError as error:
+        raise UsageError(str(error)) from None
+    return {"session": session, "context_budget": args.context_budget}
+
+
+def latest_id(store: SessionStore) -> str:
+    latest = store.latest()
+    if latest is None:
+        raise UsageError(f"no session to continue in {store.root}: start one with a task")
+    return latest.id
+
+
+# --- the interactive commands: each gets the next run's arguments and the rest of the line
+
+
+def list_sessions(state: dict[str, Any], _: str) -> str:
+    store = SessionStore(state["session"].path.parent)
+    rows = [
+        f"{'*' if info.id == state['session'].id else ' '} {info.id}  "
+        f"{info.last_active:%Y-%m-%d %H:%M}  {info.messages:>4} messages  {info.first_line[:50]}"
+        for info in store.list()
+    ]
+    return "\n".join(rows) or "no sessions yet"
+
+
+def resume(state: dict[str, Any], session_id: str) -> str:
+    if not session_id:
+        return "/resume ID: /sessions lists the ids"
+    try:
+        session = SessionStore(state["session"].path.parent).open(session_id)
+    except SessionError as error:
+        return str(error)
+    state["session"].close()
+    state["session"], state["history"] = session, []
+    return f"resumed session {session.id}: {len(session.messages())} messages"
+
+
+def compact(state: dict[str, Any], _: str) -> str:
+    """Stage 2 on demand: summarise the whole conversation now."""
+    model, session = state["model"], state["session"]
+    budget = state["context_budget"] or default_budget(model.name)
+    system = assemble(layers(workdir_of(session), model.name))
+    done = ContextWindow(model, session, budget).compact_now(system, TOOLS)
+    if done is None:
+        return "nothing to summarise yet"
+    return f"compacted: {done.detail}, ≈{done.tokens_before:,} → ≈{done.tokens_after:,} tokens"
+
+
+def show_prompt(state: dict[str, Any], _: str) -> str:
+    return describe(layers(workdir_of(state["session"]), state["model"].name))
+
+
+def workdir_of(session: Session) -> Path:
+    """The work directory a session belongs to: its file is .agent/sessions/ID.jsonl in it."""
+    return session.path.parents[2]
+
+
+def after_demo(
+    state: dict[str, Any], workdir: Path, model_spec: str | None, console: Console
+) -> None:
+    """The demo's next steps, each in a new process, printed as a person would type them."""
+    state["session"].close()  # let the next process take the session over
+    for cassette, extra in DEMO_STEPS:
+        header, _ = read_cassette(DEMO / cassette)
+        model = model_spec or f"replay:{shown_path(DEMO / cassette)}"
+        command = ["--workdir", str(workdir), *extra, "--model", model, header["task"]]
+        shown = " ".join(arg if " " not in arg else f'"{arg}"' for arg in command[:-1])
+        console.note(f'\n$ python -m v4_memory {shown} "{header["task"][:60]}…"')
+        subprocess.run([sys.executable, "-m", "v4_memory", *command], check=False)
+
+
+CHAPTER = Chapter(
+    name="v4_memory",
+    run=run,
+    demo_workspace=DEMO / "workspace",
+    demo_cassette=DEMO / "cassette.jsonl",
+    summary="Chapter 4: a coding agent with sessions on disk, a context kept in budget, "
+    "layered prompts, skills and long-term memory.",
+    commands={
+        "/sessions": list_sessions,
+        "/resume": resume,
+        "/compact": compact,
+        "/prompt": show_prompt,
+        "/todos": lambda state, _: render(latest_plan(state["session"].messages())),
+    },
+    flags=flags,
+    setup=setup,
+    after_demo=after_demo,
+)
+
+if __name__ == "__main__":
+    raise SystemExit(main(CHAPTER))
