@@ -15,8 +15,8 @@ def text(value: str) -> dict:
     return {"type": "text", "text": value}
 
 
-def tool(call_id: str, name: str, **args) -> dict:
-    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+def tool(call_id: str, tool_name: str, /, **args) -> dict:
+    return {"type": "tool_use", "id": call_id, "name": tool_name, "input": args}
 
 
 def replay(*replies: tuple[list[dict], str]) -> ReplayModel:

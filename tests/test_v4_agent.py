@@ -1,0 +1,367 @@
+"""The chapter 4 loop on scripted replies: the session on disk, the context in stages, the memory
+flush, recall into the prompt, skills, a reply cut off, Ctrl-C; and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llm import Reply
+from llm.cassette import ReplayModel
+from llm.errors import ContextTooLong
+from tests.scripted import assert_valid_history, text, tool, write_cassette
+from v4_memory import jsonl
+from v4_memory.agent import run
+from v4_memory.context import CONTINUE
+from v4_memory.memory import MemoryStore
+from v4_memory.session import SESSIONS_DIR, SessionStore
+
+REPO = Path(__file__).resolve().parent.parent
+DONE = ([text("done")], "end_turn")
+
+
+class Listening:
+    """A model that passes calls on to a replay and keeps every request it was sent."""
+
+    def __init__(self, inner: ReplayModel, requests: list | None = None) -> None:
+        self.inner, self.name = inner, inner.name
+        self.requests = requests if requests is not None else []
+
+    def child(self, key: str) -> Listening:
+        return Listening(self.inner.child(key), self.requests)
+
+    def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
+        self.requests.append({"system": system, "messages": messages, "tools": tools})
+        return self.inner.complete(system, messages, tools, stop, max_tokens)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for day in range(1, 9):  # eight files of about 1,800 tokens each
+        (folder / f"log-{day}.txt").write_text(f"day {day}: " + "status ok, queue 3\n" * 400)
+    return folder
+
+
+def session_file(workdir: Path) -> Path:
+    [path] = (workdir / SESSIONS_DIR).glob("*.jsonl")
+    return path
+
+
+def test_every_message_is_saved_as_it_happens_and_a_new_store_reads_the_same(
+    tmp_path: Path, workdir: Path
+) -> None:
+    model = ReplayModel(
+        write_cassette(
+            tmp_path / "c.jsonl",
+            [
+                (
+                    [text("Reading."), tool("t1", "read_file", path="log-1.txt", limit=2)],
+                    "tool_use",
+                ),
+                DONE,
+            ],
+        )
+    )
+    result = run("look at log-1", model=model, workdir=workdir)
+
+    assert result.stop == "done" and result.session_id
+    rows = jsonl.load(session_file(workdir)).records
+    assert rows[0]["type"] == "session" and rows[0]["chapter"] == "v4_memory"
+    assert [row["role"] for row in rows[1:]] == ["user", "assistant", "user", "assistant"]
+    reopened = SessionStore(workdir / SESSIONS_DIR).open(result.session_id)
+    assert reopened.messages() == result.messages
+    assert_valid_history(result.messages)
+    assert result.highlights()[-1] == f"session {result.session_id} is saved: go on with --continue"
+
+
+def reading(count: int) -> list:
+    """The model reads one log per turn and notes what it saw."""
+    return [
+        (
+            [text(f"Day {day} is fine."), tool(f"r{day}", "read_file", path=f"log-{day}.txt")],
+            "tool_use",
+        )
+        for day in range(1, count + 1)
+    ]
+
+
+def test_stage_one_then_stage_two_and_the_flush_before_it(tmp_path: Path, workdir: Path) -> None:
+    model = Listening(
+        ReplayModel(
+            write_cassette(
+                tmp_path / "c.jsonl",
+                [*reading(8), DONE],
+                {
+                    "flush-1": [
+                        (
+                            [
+                                tool(
+                                    "f1",
+                                    "memory_write",
+                                    text="Logs are in log-N.txt files.",
+                                    category="project",
+                                ),
+                                text("saved"),
+                            ],
+                            "end_turn",
+                        )
+                    ],
+                    "summary-1": [
+                        (
+                            [
+                                text(
+                                    "The user asked to read the logs; days read so far "
+                                    "were all fine."
+                                )
+                            ],
+                            "end_turn",
+                        )
+                    ],
+                },
+            )
+        )
+    )
+    result = run("read every log", model=model, workdir=workdir, context_budget=9000)
+
+    assert result.stop == "done"
+    stages = [c.stage for c in result.compactions]
+    assert stages[:2] == [1, 2] and set(stages) == {1, 2}
+    first, second = result.compactions[0], result.compactions[1]
+    assert first.tokens_after < first.tokens_before <= 9000 * 1.5
+    assert second.tokens_after < second.tokens_before
+    assert result.counts()["compactions"] == len(result.compactions)
+    assert result.details()["compactions"][0]["stage"] == 1
+    # Every request the loop sent stayed within the budget.
+    sizes = [u.input_tokens for u in result.turn_usage]
+    assert max(sizes) <= 9000
+    # The flush saved its memory before the summary, and the summary is on disk.
+    assert [hit.text for hit in MemoryStore(workdir / ".agent").search("log files")] == [
+        "Logs are in log-N.txt files."
+    ]
+    rows = jsonl.load(session_file(workdir)).records
+    assert [row["type"] for row in rows if row.get("type") == "compaction"] == ["compaction"]
+    assert result.messages[0]["content"].startswith("Summary of the earlier conversation:")
+    assert "days read so far were all fine" in result.messages[0]["content"]
+    assert_valid_history(result.messages)
+
+
+def test_a_resumed_session_sees_the_compacted_context(tmp_path: Path, workdir: Path) -> None:
+    sections = {
+        "summary-1": [([text("Earlier: logs read.")], "end_turn")],
+        "flush-1": [([text("saved")], "end_turn")],
+    }
+    first = run(
+        "read every log",
+        model=ReplayModel(write_cassette(tmp_path / "a.jsonl", [*reading(8), DONE], sections)),
+        workdir=workdir,
+        context_budget=9000,
+    )
+    session = SessionStore(workdir / SESSIONS_DIR).open(first.session_id)
+    model = Listening(ReplayModel(write_cassette(tmp_path / "b.jsonl", [DONE])))
+    run("and now?", model=model, workdir=workdir, session=session, context_budget=9000)
+
+    sent = model.requests[0]["messages"]
+    assert sent[0]["content"].startswith("Summary of the earlier conversation:")
+    assert sent[-1] == {"role": "user", "content": "and now?"}
+
+
+def test_memories_saved_in_one_session_are_recalled_into_the_next_ones_prompt(
+    tmp_path: Path, workdir: Path
+) -> None:
+    saved = [
+        tool("m1", "memory_write", text="The user wants answers in French.", category="preference")
+    ]
+    run(
+        "Always answer me in French, please.",
+        model=ReplayModel(write_cassette(tmp_path / "a.jsonl", [(saved, "tool_use"), DONE])),
+        workdir=workdir,
+    )
+    model = Listening(ReplayModel(write_cassette(tmp_path / "b.jsonl", [DONE])))
+    result = run("In which language should you answer?", model=model, workdir=workdir)
+
+    system = model.requests[0]["system"]
+    assert "The user wants answers in French." in system.split("# Memory")[1]
+    assert [hit.text for hit in result.recalled] == ["The user wants answers in French."]
+    assert result.session_id != ""  # a new session: nothing but memory links the two
+
+
+def test_skills_are_listed_and_loaded_on_demand(tmp_path: Path, workdir: Path) -> None:
+    model = Listening(
+        ReplayModel(
+            write_cassette(
+                tmp_path / "c.jsonl",
+                [
+                    (
+                        [
+                            tool("s1", "load_skill", name="commit-message"),
+                            tool("s2", "load_skill", name="poetry"),
+                        ],
+                        "tool_use",
+                    ),
+                    DONE,
+                ],
+            )
+        )
+    )
+    result = run("write a commit message", model=model, workdir=workdir)
+
+    assert "commit-message" in model.requests[0]["system"]
+    body = result.messages[2]["content"]
+    assert not body[0]["is_error"] and len(body[0]["content"]) > 200
+    assert body[1]["is_error"] and "there is no skill named 'poetry'" in body[1]["content"]
+
+
+def test_a_reply_cut_off_at_max_tokens_is_answered_and_the_loop_goes_on(
+    tmp_path: Path, workdir: Path
+) -> None:
+    cut = (
+        [text("Writing it"), tool("w1", "write_file", path="a.txt", content="half")],
+        "max_tokens",
+    )
+    model = ReplayModel(write_cassette(tmp_path / "c.jsonl", [cut, DONE]))
+    result = run("write a long file", model=model, workdir=workdir)
+
+    assert result.stop == "done" and result.turns == 2
+    answer = result.messages[2]["content"]
+    assert answer[0]["tool_use_id"] == "w1" and answer[0]["is_error"]
+    assert answer[1] == {"type": "text", "text": CONTINUE}
+    assert not (workdir / "a.txt").exists()  # the half-written call never ran
+    assert_valid_history(result.messages)
+
+
+class RefusesFirst(ReplayModel):
+    """A replay whose provider refuses the first request as too long, as a real one can."""
+
+    refused = False
+
+    def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
+        if self.key is None and not self.refused:
+            RefusesFirst.refused = True
+            raise ContextTooLong("prompt is too long")
+        return super().complete(system, messages, tools, stop, max_tokens)
+
+
+def test_a_provider_refusal_summarises_once_and_asks_again(tmp_path: Path, workdir: Path) -> None:
+    first = run(
+        "read three",
+        model=ReplayModel(write_cassette(tmp_path / "a.jsonl", [*reading(3), DONE])),
+        workdir=workdir,
+    )
+    session = SessionStore(workdir / SESSIONS_DIR).open(first.session_id)
+    model = RefusesFirst(
+        write_cassette(
+            tmp_path / "b.jsonl",
+            [DONE],
+            {"summary-1": [([text("Three logs were read.")], "end_turn")]},
+        )
+    )
+    result = run("go on", model=model, workdir=workdir, session=session)
+
+    assert result.stop == "done"
+    assert [c.stage for c in result.compactions] == [2]
+    assert result.messages[0]["content"].endswith("Three logs were read.")
+
+
+def test_ctrl_c_leaves_a_session_that_reopens_valid(tmp_path: Path, workdir: Path) -> None:
+    """Ctrl-C while the second of two tools runs: the first result is kept, the second is not."""
+    model = ReplayModel(
+        write_cassette(
+            tmp_path / "c.jsonl",
+            [
+                (
+                    [
+                        tool("t1", "read_file", path="log-1.txt", limit=1),
+                        tool("t2", "bash", command="kill -INT $PPID; sleep 5"),
+                    ],
+                    "tool_use",
+                ),
+                DONE,
+            ],
+        )
+    )
+    result = run("go", model=model, workdir=workdir)
+
+    assert result.stop == "interrupted"
+    reopened = SessionStore(workdir / SESSIONS_DIR).open(result.session_id).messages()
+    results = reopened[2]["content"]
+    assert [b["tool_use_id"] for b in results] == ["t1", "t2"]
+    assert not results[0]["is_error"] and results[1]["is_error"]
+    assert_valid_history(reopened)
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def chapter4(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "TMPDIR": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-m", "v4_memory", *args],
+        cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_demo_compacts_resumes_in_a_new_process_and_recalls_in_a_new_session(
+    tmp_path: Path,
+) -> None:
+    done = chapter4("--demo", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "context: stage 1 before turn" in out and "context: stage 2 before turn" in out
+    assert "memory flush before older turns are summarised: 1 saved" in out
+    assert "--continue --model replay:" in out and "resumed session " in out
+    assert out.count("recalled: ") == 2
+    assert "→ load_skill  ops-report" in out
+    workspace = tmp_path / "v4_memory-demo-1"
+    expected = (REPO / "lab/tasks/long-task/hidden/stuck.txt").read_text()
+    assert (workspace / "stuck.txt").read_text() == expected
+    assert (workspace / "report.md").exists()
+    assert "A-1241" in (workspace / "reports/stuck-after-retry.md").read_text()
+    assert len(list((workspace / SESSIONS_DIR).glob("*.jsonl"))) == 2
+
+
+def test_continue_without_a_session_and_an_unknown_id_are_one_line_errors(tmp_path: Path) -> None:
+    cassette = write_cassette(tmp_path / "c.jsonl", [DONE])
+    nothing = chapter4("--continue", "--model", f"replay:{cassette}", "hi", cwd=tmp_path)
+    assert nothing.returncode == 2
+    assert nothing.stderr.startswith("error: no session to continue in ")
+    unknown = chapter4("--resume", "nope", "--model", f"replay:{cassette}", "hi", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no session 'nope'" in unknown.stderr
+
+
+def test_a_session_open_in_another_process_is_refused(tmp_path: Path) -> None:
+    cassette = write_cassette(tmp_path / "c.jsonl", [DONE, DONE])
+    assert chapter4("--model", f"replay:{cassette}", "first", cwd=tmp_path).returncode == 0
+    store = SessionStore(tmp_path / SESSIONS_DIR)
+    with store.open(store.latest().id):
+        busy = chapter4("--continue", "--model", f"replay:{cassette}", "again", cwd=tmp_path)
+    assert busy.returncode == 2 and "is open in another process" in busy.stderr
+
+
+def test_the_interactive_commands(tmp_path: Path) -> None:
+    cassette = write_cassette(
+        tmp_path / "c.jsonl",
+        [([text("Hello.")], "end_turn")],
+        {"summary-1": [([text("The user said hello.")], "end_turn")]},
+    )
+    done = chapter4(
+        "--model", f"replay:{cassette}", cwd=tmp_path,
+        stdin="hello\n/sessions\n/prompt\n/compact\n/resume nope\n/todos\n/exit\n",
+    )  # fmt: skip
+    out = done.stdout
+    assert "Also: /sessions, /resume, /compact, /prompt, /todos." in out
+    assert "    2 messages  hello" in out  # /sessions, the current one starred
+    assert "layer" in out and "identity" in out and "# Runtime" in out  # /prompt
+    assert "compacted: 2 messages summarised" in out
+    assert "no session 'nope'" in out
+    assert "Todos: (none)" in out
+    [path] = (tmp_path / SESSIONS_DIR).glob("*.jsonl")
+    assert any(
+        json.loads(line).get("type") == "compaction" for line in path.read_text().splitlines()
+    )
