@@ -21,13 +21,18 @@ from lab import compare
 from lab.__main__ import main as lab_main
 from lab.progress import Progress
 from lab.report import wilson
-from lab.runs import Job, Scripted
+from lab.runs import Job, Scripted, run_job
 from lab.tasks import featured_names, load_task
 from llm import Model, Reply
+from llm.result import tool_uses
 from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
-CHAPTERS = ["v0_react_text", "v1_tool_loop"]
+CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
+COUNTS = [
+    "format errors", "invented observations", "plan updates", "reminders", "children",
+    "compactions",
+]  # fmt: skip
 COLUMNS = ["chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out"]
 COLUMNS += ["peak context", "wall"]
 RECORD_FIELDS = {
@@ -56,10 +61,11 @@ def tables_of(output: str) -> dict[str, list[list[str]]]:
 
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """`python -m lab compare --chapters v0,v1 --json FILE`, run once for the tests below."""
+    """`python -m lab compare --chapters v0,v1,v2,v3 --json FILE`, run once for the tests below."""
     records = tmp_path_factory.mktemp("offline") / "records.json"
+    chapters = ",".join(CHAPTERS)
     done = subprocess.run(
-        [sys.executable, "-m", "lab", "compare", "--chapters", "v0,v1", "--json", str(records)],
+        [sys.executable, "-m", "lab", "compare", "--chapters", chapters, "--json", str(records)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -69,25 +75,30 @@ def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"stdout": done.stdout, "stderr": done.stderr, "json": json.loads(records.read_text())}
 
 
-def test_offline_every_featured_task_is_solved_by_chapters_0_and_1(offline: dict) -> None:
+def test_offline_every_featured_task_is_solved_by_every_chapter(offline: dict) -> None:
     tables = tables_of(offline["stdout"])
     assert list(tables) == featured_names() == ["one-bug", "several-steps", "wide-reading",
                                                   "long-task"]  # fmt: skip
     for task, rows in tables.items():
         header, *chapters = rows
         assert header[: len(COLUMNS)] == COLUMNS
-        assert header[len(COLUMNS) :] == ["format errors", "invented observations"]
-        assert [row[0] for row in chapters] == ["0 · v0_react_text", "1 · v1_tool_loop"], task
+        assert header[len(COLUMNS) :] == COUNTS
+        assert [row[0] for row in chapters] == [f"{c[1]} · {c}" for c in CHAPTERS], task
         assert all(row[1] == "yes" and row[2] == "done" for row in chapters), task
         assert all(row[5].startswith("≈") for row in chapters), "scripted tokens are estimates"
-        assert chapters[1][-2:] == ["—", "—"], "chapter 1 has no format errors to count"
+        counted = [row[len(COLUMNS) :] for row in chapters]
+        assert counted[1] == ["—"] * 6, "chapter 1 counts nothing of its own"
+        assert counted[2][:2] + counted[2][4:] == ["—"] * 4, "chapter 2 counts plans only"
+        assert "—" not in counted[3][2:5] and counted[3][:2] + counted[3][5:] == ["—"] * 3, task
+        assert "—" not in counted[4][2:] and counted[4][:2] == ["—"] * 2, task
     assert offline["stdout"].startswith("offline: scripted cassettes, each a plausible run")
+    assert "not run, nothing to replay" not in offline["stdout"]
 
 
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
     *lines, saved = offline["stderr"].splitlines()
-    assert len(lines) == 8 and "\x1b" not in offline["stderr"]
-    assert re.fullmatch(r"wrote 8 records to .*records\.json", saved)
+    assert len(lines) == 20 and "\x1b" not in offline["stderr"]
+    assert re.fullmatch(r"wrote 20 records to .*records\.json", saved)
     assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
                         lines[0])  # fmt: skip
 
@@ -107,7 +118,11 @@ def test_json_records_have_the_documented_format(offline: dict) -> None:
         assert record["solved"] is True and record["run"] == 1
         assert len(record["context_per_turn"]) == record["turns"]
         assert record["peak_context"] == max(record["context_per_turn"])
-        assert record["input_tokens"] == sum(record["context_per_turn"])
+        children = record["details"].get("children", [])
+        children_read = sum(child["input_tokens"] for child in children)
+        assert record["input_tokens"] == sum(record["context_per_turn"]) + children_read
+        if record["chapter"] in CHAPTERS[:2]:
+            assert record["details"] == {}, "chapters 0 and 1 have no idea of their own to keep"
         assert record["messages"][0] == {
             "role": "user",
             "content": load_task(record["task"]).prompt,
@@ -118,8 +133,8 @@ def test_json_records_have_the_documented_format(offline: dict) -> None:
 
 
 def test_every_scripted_cassette_replays_to_a_solved_verdict(offline: dict) -> None:
-    """Scripted cassettes exist for chapters 0 and 1 on every featured task, and each solves
-    it (the records above); each is named for its chapter and holds the task's prompt."""
+    """Scripted cassettes exist for every chapter on every featured task, and each solves it
+    (the records above); each is named for its chapter and holds the task's prompt."""
     for name in featured_names():
         task = load_task(name)
         assert set(CHAPTERS) <= set(task.cassettes), name
@@ -129,15 +144,135 @@ def test_every_scripted_cassette_replays_to_a_solved_verdict(offline: dict) -> N
             assert header["provenance"] == "scripted" and "not a recording" in header["note"]
 
 
-def test_a_small_window_makes_chapters_0_and_1_fail_on_the_long_task(tmp_path: Path) -> None:
-    jobs, _ = compare.plan([load_task("long-task")], CHAPTERS, 1, Scripted())
+def records_of(offline: dict, chapter: str) -> dict[str, dict]:
+    """One chapter's JSON records, by task."""
+    return {r["task"]: r for r in offline["json"]["records"] if r["chapter"] == chapter}
+
+
+def calls_named(messages: list[dict], name: str) -> list[dict]:
+    return [call for message in messages for call in tool_uses(message) if call["name"] == name]
+
+
+def test_chapter_2_records_keep_the_plan_history(offline: dict) -> None:
+    """Every todo_write of the scripted runs was accepted and is in `plan_history`, with its
+    turn; a plan written for a task of several steps ends with every item completed."""
+    records = records_of(offline, "v2_todos")
+    assert list(records) == featured_names()
+    for task, record in records.items():
+        details = record["details"]
+        assert set(details) == {"plan_history", "reminders"}
+        history = details["plan_history"]
+        assert len(history) == record["counts"]["plan updates"]
+        assert len(details["reminders"]) == record["counts"]["reminders"]
+        written = [call["input"]["items"] for call in calls_named(record["messages"], "todo_write")]
+        assert [update["items"] for update in history] == written, task
+        turns = [update["turn"] for update in history]
+        assert turns == sorted(set(turns)) and all(0 < turn <= record["turns"] for turn in turns)
+        if history:
+            assert {item["status"] for item in history[-1]["items"]} == {"completed"}, task
+    planned = {task: bool(r["details"]["plan_history"]) for task, r in records.items()}
+    assert planned == {"one-bug": False, "several-steps": True, "wide-reading": True,
+                       "long-task": True}  # fmt: skip
+    # One fix needs no plan; with four tool calls and no plan, the reminder still comes once.
+    assert records["one-bug"]["details"]["reminders"] == [3]
+
+
+def test_chapter_3_records_keep_each_child_run(offline: dict) -> None:
+    """Each child is in `children`, in the order of the task calls, with its own messages;
+    delegation is used where there is much to read, not on one small file."""
+    records = records_of(offline, "v3_subagents")
+    for task, record in records.items():
+        details = record["details"]
+        assert set(details) == {"plan_history", "reminders", "children"}
+        asked = {call["id"]: call["input"] for call in calls_named(record["messages"], "task")}
+        children = details["children"]
+        assert [child["call_id"] for child in children] == list(asked), task
+        assert len(children) == record["counts"]["children"]
+        for child in children:
+            given = asked[child["call_id"]]
+            assert child["stop"] == "done" and child["agent_type"] == given["agent_type"]
+            assert child["messages"][0] == {"role": "user", "content": given["prompt"]}
+            assert len(child["context_per_turn"]) == child["turns"]
+    kinds = {t: [c["agent_type"] for c in r["details"]["children"]] for t, r in records.items()}
+    assert kinds == {
+        "one-bug": [],
+        "several-steps": [],
+        "wide-reading": ["explore", "explore", "code"],
+        "long-task": ["explore"] * 4,
+    }
+    long = records["long-task"]
+    explorers = long["details"]["children"]
+    read = [
+        call["input"]["path"] for c in explorers for call in calls_named(c["messages"], "read_file")
+    ]
+    assert read == [f"logs/day-{day:02d}.log" for day in range(1, 13)]
+    assert not calls_named(long["messages"], "read_file")
+    assert "all checks green" not in json.dumps(long["messages"]), "the logs stay in the children"
+
+
+def long_task_in_a_window(window: int, chapters: list[str], scratch: Path) -> list[Any]:
+    jobs, _ = compare.plan([load_task("long-task")], chapters, 1, Scripted())
     quiet = Progress(io.StringIO())
-    records = compare.compare(jobs, Scripted(), window=16_000, progress=quiet, scratch=tmp_path)
-    for record in records.records:
+    return compare.compare(jobs, Scripted(), window=window, progress=quiet, scratch=scratch).records
+
+
+def test_chapter_4_records_keep_the_session_and_each_compaction(offline: dict) -> None:
+    """The long task goes through stage 1 and then stage 2 within chapter 4's budget; the
+    other tasks fit whole, and each run leaves one fact in long-term memory."""
+    records = records_of(offline, "v4_memory")
+    for task, record in records.items():
+        details = record["details"]
+        assert {"session", "compactions", "recalled", "children"} <= set(details), task
+        assert len(details["compactions"]) == record["counts"]["compactions"]
+        assert calls_named(record["messages"], "memory_write") or task == "long-task"
+    stages = [c["stage"] for c in records["long-task"]["details"]["compactions"]]
+    assert stages == [1, 2]
+    assert max(records["long-task"]["context_per_turn"]) <= 12_000  # the replay budget
+    assert all(not records[t]["details"]["compactions"] for t in ("one-bug", "several-steps"))
+
+
+def test_a_small_window_stops_chapters_0_to_2_on_the_long_task_but_not_3_or_4(
+    tmp_path: Path,
+) -> None:
+    """Chapters 0 to 2 keep every log they read; chapter 3's parent keeps the explorers'
+    reports, and each explorer reads three logs in a context of its own; chapter 4 keeps
+    its requests inside its budget, trimming old logs and then summarising them."""
+    *keeping, delegating, compacting = long_task_in_a_window(16_000, CHAPTERS, tmp_path)
+    assert compacting.chapter == "v4_memory" and compacting.solved, compacting.verdict
+    assert compacting.peak_context <= 16_000
+    assert [record.chapter for record in keeping] == CHAPTERS[:3]
+    for record in keeping:
         assert not record.solved and record.stop == "error"
         assert record.verdict == "there is no stuck.txt in the workspace"
         assert "the context window is 16,000 (--window)" in record.error
         assert record.peak_context <= 16_000, "every request the model answered fitted"
+    assert delegating.chapter == "v3_subagents"
+    assert delegating.solved and delegating.stop == "done", delegating.verdict
+    assert delegating.peak_context <= 16_000
+    children = delegating.details["children"]
+    assert len(children) == 4
+    for child in children:
+        assert child["stop"] == "done" and max(child["context_per_turn"]) <= 16_000
+    assert delegating.peak_context < min(max(c["context_per_turn"]) for c in children)
+
+
+def test_the_window_holds_for_child_agents_too(tmp_path: Path) -> None:
+    """A window too small for three logs stops every explorer, and the parent is told."""
+    job = Job("v3_subagents", load_task("long-task"))
+    record = run_job(job, Scripted(), tmp_path, window=6_000)
+    children = record.details["children"]
+    assert [child["stop"] for child in children] == ["error"] * 4
+    results = {
+        block["tool_use_id"]: block
+        for message in record.messages
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    }
+    for child in children:
+        result = results[child["call_id"]]
+        assert result["is_error"] and "stopped without finishing" in result["content"]
+        assert "the context window is 6,000 (--window)" in result["content"]
 
 
 # --- live, against the loopback fake provider -----------------------------------------
@@ -268,7 +403,7 @@ class Pressing:
 
 def four_jobs() -> list[Job]:
     tasks = [load_task("one-bug"), load_task("several-steps")]
-    return compare.plan(tasks, CHAPTERS, 1, Scripted())[0]
+    return compare.plan(tasks, CHAPTERS[:2], 1, Scripted())[0]
 
 
 def test_ctrl_c_keeps_the_runs_that_finished(tmp_path: Path) -> None:

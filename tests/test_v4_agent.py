@@ -147,9 +147,11 @@ def test_stage_one_then_stage_two_and_the_flush_before_it(tmp_path: Path, workdi
     ]
     rows = jsonl.load(session_file(workdir)).records
     assert [row["type"] for row in rows if row.get("type") == "compaction"] == ["compaction"]
-    assert result.messages[0]["content"].startswith("Summary of the earlier conversation:")
-    assert "days read so far were all fine" in result.messages[0]["content"]
-    assert_valid_history(result.messages)
+    view = SessionStore(workdir / SESSIONS_DIR).open(result.session_id).messages()
+    assert view[0]["content"].startswith("Summary of the earlier conversation:")
+    assert "days read so far were all fine" in view[0]["content"]
+    assert_valid_history(view)
+    assert result.messages[0] == {"role": "user", "content": "read every log"}  # the transcript
 
 
 def test_a_resumed_session_sees_the_compacted_context(tmp_path: Path, workdir: Path) -> None:
@@ -266,7 +268,8 @@ def test_a_provider_refusal_summarises_once_and_asks_again(tmp_path: Path, workd
 
     assert result.stop == "done"
     assert [c.stage for c in result.compactions] == [2]
-    assert result.messages[0]["content"].endswith("Three logs were read.")
+    view = session.messages()
+    assert view[0]["content"].endswith("Three logs were read.")
 
 
 def test_ctrl_c_leaves_a_session_that_reopens_valid(tmp_path: Path, workdir: Path) -> None:

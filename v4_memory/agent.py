@@ -167,7 +167,7 @@ def run(
         if own_session:
             session.close()
         return SessionRunResult(
-            stop, session.messages(), usage, error, children, session.id, window.compactions,
+            stop, session.transcript(), usage, error, children, session.id, window.compactions,
             recalled, tool_calls,
         )  # fmt: skip
 

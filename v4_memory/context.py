@@ -524,8 +524,9 @@ def _cached(cache: dict[int, tuple[Message, Any]], message: Message, compute: Ca
 class SessionRunResult(DelegationRunResult):
     """A chapter 3 result, plus where the conversation is kept and what kept it in budget.
 
-    `messages` is the session's history as the model last saw it: after a summary,
-    the summary and the recent turns, not the turns it replaced (the file keeps them).
+    `messages` is the session's whole transcript, every message as written; what the
+    model last saw (after a summary, the summary and the recent turns) is the session's
+    `messages()`.
     """
 
     session_id: str = ""

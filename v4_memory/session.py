@@ -178,6 +178,7 @@ class Session:
         self._lock: int | None = _lock(path)
         self._sync = sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
+        self._written: list[Message] = []  # every message line, as written: the full record
         self._stored = 0  # message lines read or written: numbers the repair notes
         self.compactions = 0  # compaction records applied, in the file and since
 
@@ -228,6 +229,11 @@ class Session:
         if calls:  # messages() answers them each time; the note is made once, here
             _answer({"role": "user", "content": []}, calls, self._stored, self.repairs)
 
+    def transcript(self) -> list[Message]:
+        """Every message as it was written, before any compaction: the record of the whole
+        conversation, for a person to read back (the model sees `messages()`)."""
+        return list(self._written)
+
     def messages(self) -> list[Message]:
         """The history as the model will see it.  Treat the dicts as read-only."""
         calls = _open_calls(self._history)
@@ -246,6 +252,7 @@ class Session:
         message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
         jsonl.append(self.path, message, sync=self._sync)
         self._stored += 1
+        self._written.append(message)
         _mend(self._history, message, self._stored)  # notes not kept: loading reports them
 
     def close_turn(self, results: list[Block], note: str) -> None:
@@ -289,6 +296,7 @@ class Session:
             if problem := _shape_problem(record):
                 self.repairs.append(f"message {self._stored}: {problem}, skipped")
             else:
+                self._written.append(record)
                 self.repairs += _mend(self._history, record, self._stored)
         elif kind == "compaction":
             try:
