@@ -29,8 +29,13 @@ ESCAPED = {code: repr(chr(code))[1:-1] for code in CONTROLS if chr(code) not in 
 
 
 def visible(text: str) -> str:
-    r"""`text` with control characters shown escaped; a Windows "\r\n" counts as a newline."""
-    return text.replace("\r\n", "\n").translate(ESCAPED)
+    r"""`text` with control characters shown escaped; a Windows "\r\n" counts as a newline.
+
+    A lone surrogate (a model can send one) is shown as its escape too: printed as it
+    is, it would stop the run with an encoding error.
+    """
+    shown = text.replace("\r\n", "\n").translate(ESCAPED)
+    return shown.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class Console:

@@ -274,7 +274,7 @@ def from_chat_message(
             }
         )
     stop_reason = FINISH_REASONS.get(finish_reason or "stop", "end_turn")
-    if calls:
+    if calls and stop_reason != "max_tokens":  # a cut-off call may be half written: not run
         stop_reason = "tool_use"
     elif stop_reason == "tool_use":  # "tool_calls" with no calls: nothing to run, so it ended
         stop_reason = "end_turn"

@@ -345,6 +345,8 @@ def test_openai_request_translates_tools_stop_and_tool_history(
     [
         ("stop", False, "end_turn"),
         ("length", False, "max_tokens"),
+        # Cut off while writing a call: the call may be half written, and must not run.
+        ("length", True, "max_tokens"),
         ("tool_calls", True, "tool_use"),
         # Some local servers say "stop" while calling tools; the calls decide.
         ("stop", True, "tool_use"),

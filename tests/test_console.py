@@ -60,3 +60,11 @@ def test_quiet_console_prints_nothing() -> None:
     console.tool_result("text", is_error=False)
     console.note("note")
     assert out.getvalue() == ""
+
+
+def test_a_lone_surrogate_from_a_model_is_shown_escaped_not_a_crash() -> None:
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="utf-8")  # strict, like a real terminal's stdout
+    Console(out=out, err=io.StringIO()).say("broken \udc80 text")
+    out.flush()
+    assert raw.getvalue().decode() == "● broken \\udc80 text\n"

@@ -181,7 +181,7 @@ def test_the_terminal_shows_the_whole_plan_and_the_reminder(
     assert "  Todos (0/6 done)\n" + "  [ ] step 6\n" in out.replace(
         "".join(f"  [ ] step {n}\n" for n in range(1, 6)), ""
     )
-    assert "(reminder sent: the plan was left alone for 3 turns)" in out
+    assert "(reminder sent: no todo_write for 3 turns)" in out
 
 
 # --- the command line -------------------------------------------------------------------
@@ -203,7 +203,7 @@ def chapter2(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProc
 def test_demo_plans_is_reminded_and_leaves_every_test_passing(tmp_path: Path) -> None:
     done = chapter2("--demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "(reminder sent: the plan was left alone for 3 turns)" in done.stdout
+    assert "(reminder sent: no todo_write for 3 turns)" in done.stdout
     assert "  Todos (4/4 done)" in done.stdout
     workspace = tmp_path / "v2_todos-demo-1"
     tests = subprocess.run(

@@ -174,7 +174,7 @@ def run(
             planning = "todo_write" in schemas  # an explorer keeps no plan to be reminded of
             if planning and reminder_due(todos, quiet_turns, tool_calls, remind_after):
                 results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: the plan was left alone for {quiet_turns} turns)")
+                console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
                 quiet_turns = 0
     except KeyboardInterrupt:
         close_open_turn(messages, INTERRUPTED)
