@@ -524,9 +524,9 @@ def context_growth(task: str, *names: str, lang: str = "en") -> str:
     missing = [name for name in names if name not in records]
     if missing or not names:
         raise SystemExit(f"context-growth needs chapters with a scripted run of {task}")
-    headers = ["turn"]
+    headers = [label("turn", lang)]
     for name in names:
-        headers += [f"`{name}` · " + label(h, lang) for h in ("tool calls",)]
+        headers += [f"`{name}` · " + label("tool calls", lang)]
         headers += [label("their results (tokens)", lang), label("context (tokens in)", lang)]
     turns = max(len(records[name].context_per_turn) for name in names)
     rows = [[str(turn)] for turn in range(1, turns + 1)]
