@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lab import figures
-from llm.tokens import estimate_message
+from llm.tokens import estimate_message, estimate_request
 
 REPO = Path(__file__).resolve().parent.parent
 BLOCKS = figures.all_blocks()
@@ -136,3 +136,48 @@ def test_plan_figures_agree_with_the_demo_run() -> None:
     assert [turn for turn, cell in enumerate(reminded[1:], 1) if cell] == result.reminders
     with pytest.raises(SystemExit, match="v1_tool_loop keeps no plan"):
         figures.render("plan-history v1_tool_loop")
+
+
+def test_delegation_figures_agree_with_the_demo_run() -> None:
+    """Chapter 3's tables measure the demo's own run: the summary line, the delegation line,
+    and each child's report smaller than the work it kept to itself."""
+    result = figures.run_demo("v3_subagents").result
+    [line] = result.highlights()
+    without = re.search(r"it would have held ≈([\d,]+)", line)
+    assert without
+    delegation = table_rows(figures.render("delegation v3_subagents"))
+    assert delegation[-1][4] == without.group(1)
+    assert [row[2] for row in delegation] == [f"{n:,}" for n in result.context_tokens]
+
+    *agents, everyone = table_rows(figures.render("children v3_subagents"))
+    assert everyone[4:6] == [f"{result.usage.input_tokens:,}", f"{result.usage.output_tokens:,}"]
+    tokens_in = [int(row[4].replace(",", "")) for row in agents]
+    assert sum(tokens_in) == result.usage.input_tokens
+    for row in agents[1:]:
+        kept, reported = (int(cell.replace(",", "")) for cell in row[6:8])
+        assert reported < kept, row
+
+
+def test_context_growth_splits_each_call_into_fixed_part_and_conversation() -> None:
+    from v1_tool_loop.agent import SYSTEM
+    from v1_tool_loop.tools import TOOLS
+    from v3_subagents.agent import ALL_SCHEMAS, MAIN
+
+    rows = table_rows(figures.render("context-growth wide-reading v1_tool_loop v3_subagents"))
+    fixed = rows[-1]
+    v3_tools = [ALL_SCHEMAS[name] for name in MAIN.tools]
+    assert fixed[3] == f"{estimate_request(SYSTEM, [], TOOLS):,}"
+    assert fixed[6] == f"{estimate_request(MAIN.system, [], v3_tools):,}"
+    records = {r.chapter: r for r in figures.lab_records("wide-reading", None)}
+    contexts = records["v1_tool_loop"].context_per_turn
+    assert [row[3] for row in rows[:-1]] == [f"{n:,}" for n in contexts]
+
+
+def test_grouped_demo_output_moves_lines_and_loses_none() -> None:
+    """Each child's lines follow the parent's `→ task` line that started it; no line is lost."""
+    grouped = figures.render("demo-output-by-agent v3_subagents").split("\n")[2:-1]
+    assert sorted(grouped) == sorted(figures.demo_stdout("v3_subagents").split("\n"))
+    for child in figures.run_demo("v3_subagents").result.children:
+        start = grouped.index(f"→ task  {child.description}")
+        first = next(g for g in grouped if g.startswith(f"    {child.description} │"))
+        assert grouped.index(first) == start + 1
