@@ -625,8 +625,9 @@ def column_heading(column: Column, words: dict[str, str]) -> str:
     record = column.record
     verdict = "✓" if record.solved else "✗ " + words["not solved"]
     source = words.get(record.provenance, record.provenance)
+    label = f'<span class="label">{esc(column.label)}</span>'
     return (
-        f'<th class="run" style="--c:{column.colour}">{esc(column.label)}'
+        f'<th class="run" style="--c:{column.colour}">{label}'
         f'<span class="verdict {"solved" if record.solved else "failed"}">{esc(verdict)}</span>'
         f"<small>{esc(record.stop)} · {esc(source)} · <code>{esc(record.model)}</code></small></th>"
     )
