@@ -49,14 +49,16 @@ LABELS = {
         "title": "Runs side by side",
         "created": "written",
         "replies": "replies",
-        "window": "context window",
+        "window": "context window: {:,} tokens",
+        "colon": ": ",
+        "semicolon": "; ",
         "interrupted": "interrupted: only the runs that finished",
         "contents": "Tasks",
         "task": "Task",
-        "brings out": "brings out chapter {}",
+        "brings out": "(brings out chapter {})",
         "turn": "turn",
-        "chart": "Context at each turn",
-        "tokens": "tokens",
+        "chart": "Context at each turn (tokens)",
+        "point": "{}, turn {}: {} tokens",
         "differences": "Show only the differences",
         "differences note": "hides the turns where every run called the same tools in the same "
         "order (key d)",
@@ -76,6 +78,7 @@ LABELS = {
         "stage": "stage {}: {} → {} tokens",
         "recalled": "recalled memories",
         "child": "child agent",
+        "child of type": "child agent ({})",
         "child line": "{} · {} turns · {} tool calls · {} tokens in",
         "ended": "ended",
         "cut": "… {:,} more characters not shown",
@@ -89,14 +92,16 @@ LABELS = {
         "title": "各章运行并排对照",
         "created": "生成于",
         "replies": "回复来自",
-        "window": "上下文窗口",
+        "window": "上下文窗口：{:,} token",
+        "colon": "：",
+        "semicolon": "；",
         "interrupted": "已中断：只有跑完的运行",
         "contents": "任务",
         "task": "任务",
-        "brings out": "突出第 {} 章",
+        "brings out": "（突出第 {} 章）",
         "turn": "轮",
-        "chart": "每一轮的上下文",
-        "tokens": "token",
+        "chart": "每一轮的上下文（token）",
+        "point": "{}，第 {} 轮：{} token",
         "differences": "只看不同之处",
         "differences note": "隐藏每次运行都按同样顺序调用同样工具的轮（快捷键 d）",
         "keys": "↑ ↓ 所有列一起逐轮移动 · d：只看不同之处 · o：展开这一行的工具调用",
@@ -114,6 +119,7 @@ LABELS = {
         "stage": "第 {} 阶段：{} → {} token",
         "recalled": "检索到的记忆",
         "child": "子智能体",
+        "child of type": "子智能体（{}）",
         "child line": "{} · {} 轮 · {} 次工具调用 · 输入 {} token",
         "ended": "已结束",
         "cut": "……还有 {:,} 个字符未显示",
@@ -439,18 +445,18 @@ def render_page(document: dict[str, Any], lang: str = "en") -> str:
     body = header(document, records, words) + contents(names, words) + "".join(sections)
     if not records:  # a comparison stopped before its first run finished
         body += f'<p class="empty">{esc(words["no runs"])}</p>'
-    title = f"{words['title']}: {', '.join(names)}"
+    title = words["title"] + words["colon"] + ", ".join(names)
     return TEMPLATE.substitute(lang=lang, title=esc(title), body=body, script_hash=SCRIPT_HASH)
 
 
 def header(document: dict[str, Any], records: list[Record], words: dict[str, str]) -> str:
     sources = dict.fromkeys(words.get(r.provenance, r.provenance) for r in records)
     facts = [f"{words['created']} {esc(document.get('created_at', ''))}"]
-    facts.append(f"{words['replies']}: {esc(', '.join(sources))}")
+    facts.append(esc(words["replies"] + words["colon"] + ", ".join(sources)))
     if document.get("model"):
         facts[-1] += f" · <code>{esc(document['model'])}</code>"
     if document.get("window"):
-        facts.append(f"{words['window']}: {esc(format(document['window'], ','))} {words['tokens']}")
+        facts.append(esc(words["window"].format(document["window"])))
     if document.get("interrupted"):
         facts.append(esc(words["interrupted"]))
     return (
@@ -497,7 +503,7 @@ def task_heading(name: str, words: dict[str, str]) -> str:
         return f"<h2>{esc(name)}</h2>"
     number = chapter_number(task.brings_out)
     brings_out = words["brings out"].format(number if number is not None else task.brings_out)
-    return f"<h2>{esc(name)}: {esc(task.title)} <small>({esc(brings_out)})</small></h2>"
+    return f"<h2>{esc(name)}: {esc(task.title)} <small>{esc(brings_out)}</small></h2>"
 
 
 def task_title(name: str) -> str:
@@ -512,7 +518,8 @@ def task_prompt(records: list[Record], words: dict[str, str]) -> str:
     prompt = first.get("content") if isinstance(first, dict) else None
     if not isinstance(prompt, str):
         return ""
-    return f'<p class="prompt"><strong>{esc(words["task"])}:</strong> {shown(prompt, words)}</p>'
+    label = esc(words["task"] + words["colon"])
+    return f'<p class="prompt"><strong>{label}</strong>{shown(prompt, words)}</p>'
 
 
 def summary_table(records: list[Record], lang: str) -> str:
@@ -528,10 +535,12 @@ def not_solved(records: list[Record], words: dict[str, str]) -> str:
     for record in records:
         if record.solved:
             continue
-        line = f"{esc(record.chapter)}: {esc(words['not solved'])}: "
+        colon = words["colon"]
+        line = esc(record.chapter + colon + words["not solved"] + colon)
         line += f"<code>{esc(record.verdict)}</code>"
         if record.error:
-            line += f"; {esc(words['error'])}: <code>{esc(record.error)}</code>"
+            line += esc(words["semicolon"] + words["error"] + colon)
+            line += f"<code>{esc(record.error)}</code>"
         lines.append(f"<li>{line}</li>")
     return f'<ul class="verdicts">{"".join(lines)}</ul>' if lines else ""
 
@@ -548,9 +557,10 @@ def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> st
     def y(value: int) -> float:
         return top + (1 - value / scale) * (height - top - bottom)
 
+    steps = 4 if str(scale).rstrip("0") == "2" else 5  # gridlines at round values: 500, not 400
     grid = []
-    for step in range(5):
-        value = scale * step // 4
+    for step in range(steps + 1):
+        value = scale * step // steps
         grid.append(
             f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" '
             f'y2="{y(value):.1f}"/><text x="{left - 8}" y="{y(value) + 5:.1f}" '
@@ -565,28 +575,28 @@ def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> st
         f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">'
         f"{esc(words['turn'])}</text>"
     )
-    lines = [chart_line(column, x, y) for column in columns]
+    lines = [chart_line(column, x, y, words) for column in columns]
     legend = "".join(
         f'<li><span class="swatch" style="background:{c.colour}"></span>{esc(c.label)}</li>'
         for c in columns
     )
     return (
-        f'<figure class="chart"><figcaption>{esc(words["chart"])} ({esc(words["tokens"])})'
+        f'<figure class="chart"><figcaption>{esc(words["chart"])}'
         f'</figcaption><svg viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{esc(words["chart"])}">{"".join(grid)}{"".join(lines)}</svg>'
         f'<ul class="legend">{legend}</ul></figure>'
     )
 
 
-def chart_line(column: Column, x: Any, y: Any) -> str:
+def chart_line(column: Column, x: Any, y: Any, words: dict[str, str]) -> str:
     points = [(t.number, t.context) for t in column.turns if t.context is not None]
     if not points:
         return ""
     path = " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v in points)
     estimated = column.record.estimated
     dots = "".join(
-        f'<circle cx="{x(n):.1f}" cy="{y(v):.1f}" r="4"><title>{esc(column.label)}, '
-        f"{n}: {tokens(v, estimated)}</title></circle>"
+        f'<circle cx="{x(n):.1f}" cy="{y(v):.1f}" r="4"><title>'
+        f"{esc(words['point'].format(column.label, n, tokens(v, estimated)))}</title></circle>"
         for n, v in points
     )
     return f'<g style="--c:{column.colour}"><polyline points="{path}"/>{dots}</g>'
@@ -697,14 +707,15 @@ def child_html(child: dict[str, Any], estimated: bool, peak: int, words: dict[st
         child.get("tool_calls", ""),
         tokens(typed(child, "input_tokens", int), estimated),
     )
-    kind = f" ({child['agent_type']})" if child.get("agent_type") else ""
+    kind = child.get("agent_type")
+    who = words["child of type"].format(kind) if kind else words["child"]
     items = "".join(
         f'<li><span class="number">{esc(words["turn"])} {turn.number}</span>'
         f"{turn_body(turn, estimated, peak, words)}</li>"
         for turn in turns
     )
     return (
-        f'<details class="child"><summary><strong>{esc(words["child"])}{esc(kind)}:</strong> '
+        f'<details class="child"><summary><strong>{esc(who + words["colon"])}</strong>'
         f"{esc(child.get('description', ''))} <small>{esc(line)}</small></summary>"
         f"<ol>{items}</ol></details>"
     )

@@ -324,3 +324,12 @@ def test_compare_stops_before_running_when_the_page_has_no_folder(
     captured = capsys.readouterr()
     assert f"error: cannot write {page}: there is no folder" in captured.err
     assert captured.out == ""  # nothing ran
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_docs_show_the_page_and_say_where_it_cuts(lang: str) -> None:
+    text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")
+    section = text.split("\n## 10. ")[1]
+    assert f"{view.LIMIT:,} " in section
+    assert "](../images/viewer.png)" in section and (REPO / "docs/images/viewer.png").exists()
+    assert "python -m tests.test_view_browser" in section

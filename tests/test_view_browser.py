@@ -278,10 +278,12 @@ def draw_docs_image(target: Path = DOCS_IMAGE) -> None:
         browser = Browser(Path(scratch) / "profile")
         try:
             page = browser.open(page_path).page
-            page.locator("#task-several-steps-turn-2 th").click()
+            page.set_viewport_size({"width": 1720, "height": 1300})
+            page.locator("#task-several-steps-turn-1 th").click()
             page.keyboard.press("ArrowDown")
-            page.locator("#task-several-steps-turn-3 details.call summary").last.click()
-            page.locator("#task-several-steps-turn-2").evaluate("row => row.scrollIntoView()")
+            page.locator("#task-several-steps-turn-2 td").nth(2).locator("summary").first.click()
+            chart = page.locator("#task-several-steps figure.chart")
+            chart.evaluate("figure => window.scrollTo(0, figure.offsetTop - 16)")
             target.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=target)
         finally:
