@@ -75,6 +75,7 @@ LABELS = {
         "reminder": "reminder",
         "note": "added to the results",
         "compaction": "compaction",
+        "stopped": "the loop stopped",
         "stage": "stage {}: {} → {} tokens",
         "recalled": "recalled memories",
         "child": "child agent",
@@ -116,6 +117,7 @@ LABELS = {
         "reminder": "提醒",
         "note": "附在工具结果之后",
         "compaction": "压缩",
+        "stopped": "循环停止",
         "stage": "第 {} 阶段：{} → {} token",
         "recalled": "检索到的记忆",
         "child": "子智能体",
@@ -191,6 +193,9 @@ def turns_of(
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
+        if turns and closing_note(messages, index, len(turns), len(context)):
+            turns[-1].after.append(Event("stopped", message["content"].strip("[]")))
+            continue
         answered_by = messages[index + 1] if index + 1 < len(messages) else {}
         turn = Turn(len(turns) + 1, context[len(turns)] if len(turns) < len(context) else None)
         content = message.get("content")
@@ -203,6 +208,15 @@ def turns_of(
         turns[-1].answer, turns[-1].text = turns[-1].text, ""
     add_chapter_events(turns, details)
     return turns
+
+
+def closing_note(messages: list[dict[str, Any]], index: int, turns: int, calls: int) -> bool:
+    """Whether messages[index] is the note a loop ends on when a run is cut short
+    (`close_open_turn`: "[stopped after 30 turns]"): the last message, no model's reply,
+    since every model call has been counted already."""
+    content = messages[index].get("content")
+    last = index == len(messages) - 1 and isinstance(content, str)
+    return last and turns >= calls and content.startswith("[") and content.endswith("]")
 
 
 def read_text_protocol(turn: Turn, text: str, answered_by: dict[str, Any]) -> None:
@@ -270,7 +284,7 @@ def add_chapter_events(turns: list[Turn], details: dict[str, Any]) -> None:
             if event.kind == "note" and turn.number in reminded:
                 event.kind = "reminder"
     for entry in listed(details, "plan_history"):
-        items = [plan_line(item) for item in entry.get("items", []) if isinstance(item, dict)]
+        items = [plan_line(item) for item in typed(entry, "items", list) if isinstance(item, dict)]
         place(turns, entry, Event("plan", items=items), before=False)
     for entry in listed(details, "compactions"):
         figures = tuple(entry.get(key) for key in ("stage", "tokens_before", "tokens_after"))
@@ -731,7 +745,7 @@ def event_html(event: Event, words: dict[str, str]) -> str:
 
 
 def number(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    return f"{value:,}" if isinstance(value, int) else "?" if value is None else str(value)
 
 
 # --- the template ----------------------------------------------------------------------------

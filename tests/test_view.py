@@ -213,6 +213,21 @@ def test_the_page_needs_nothing_from_the_network(offline: dict) -> None:
     assert page.count("<script") == 1 and page.count("<style") == 1
 
 
+def test_a_run_cut_short_ends_on_the_loops_note_not_on_an_extra_turn(tmp_path: Path) -> None:
+    """In a small window the request no longer fits; the loop closes the conversation with a
+    note of its own, shown at the last turn the model answered."""
+    records, page = offline_comparison(
+        tmp_path, "--task", "long-task", "--window", "16000", "--chapters", "v0,v1"
+    )
+    runs = json.loads(records.read_text(encoding="utf-8"))["records"]
+    marked = rows(page.read_text(encoding="utf-8"), "long-task")
+    assert len(marked) == max(run["turns"] for run in runs)
+    for column, run in enumerate(runs):
+        assert run["stop"] == "error"
+        last = marked[run["turns"]].split("<td")[column + 1]
+        assert '<div class="event stopped">' in last and view.esc(run["error"]) in last
+
+
 # --- escaping, cutting, languages ---------------------------------------------------------
 
 
