@@ -197,7 +197,8 @@ def turns_of(
             turns[-1].after.append(Event("stopped", message["content"].strip("[]")))
             continue
         answered_by = messages[index + 1] if index + 1 < len(messages) else {}
-        turn = Turn(len(turns) + 1, context[len(turns)] if len(turns) < len(context) else None)
+        tokens = context[len(turns)] if len(turns) < len(context) else None
+        turn = Turn(len(turns) + 1, tokens if isinstance(tokens, int) else None)
         content = message.get("content")
         if isinstance(content, str):
             read_text_protocol(turn, content, answered_by)
@@ -469,7 +470,7 @@ def header(document: dict[str, Any], records: list[Record], words: dict[str, str
     facts.append(esc(words["replies"] + words["colon"] + ", ".join(sources)))
     if document.get("model"):
         facts[-1] += f" · <code>{esc(document['model'])}</code>"
-    if document.get("window"):
+    if isinstance(document.get("window"), int):
         facts.append(esc(words["window"].format(document["window"])))
     if document.get("interrupted"):
         facts.append(esc(words["interrupted"]))
