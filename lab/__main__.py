@@ -1,6 +1,7 @@
 """`python -m lab`: run the chapters side by side, list the tasks, benchmark, print figures.
 
     python -m lab compare [--task NAME] [--model SPEC --runs N] …   every chapter, one table
+    python -m lab view RECORDS.json [-o report.html] [--lang zh]    saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab figures …                                         the docs' figures
@@ -13,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from . import compare, figures
+from . import compare, figures, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -54,6 +55,8 @@ def main(argv: list[str]) -> int:
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command == "compare":
         return compare.main(rest)
+    if command == "view":
+        return view.main(rest)
     if command == "tasks":
         return tasks()
     if command == "bench":

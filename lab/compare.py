@@ -5,6 +5,7 @@
     python -m lab compare --model SPEC --runs 5 --jobs 4    live: solved rates with intervals
     python -m lab compare --model SPEC --record-dir runs/   live, and kept as cassettes…
     python -m lab compare --replay-dir runs/                …to replay offline later
+    python -m lab compare --html report.html                and the runs side by side, one page
 
 Each run works in a fresh copy of its task's workspace, a numbered folder inside one
 scratch folder per comparison, and ends with the task's checker.  Offline, the
@@ -30,7 +31,7 @@ from llm.cli import fresh_folder, load_env_file
 from llm.errors import ModelError
 from llm.spec import load_model
 
-from . import figures, report
+from . import figures, report, view
 from .progress import Progress
 from .runs import Job, Live, Record, Replayed, Scripted, Source, run_job
 from .tasks import Task, TaskError, featured_names, load_task
@@ -205,6 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", type=Path, metavar="FILE", help="write a record of every run to FILE"
     )
     parser.add_argument(
+        "--html", type=Path, metavar="FILE", help="write the runs side by side as one HTML page"
+    )
+    parser.add_argument(
+        "--lang", choices=view.LANGS, default="en", help="the language of the --html page"
+    )
+    parser.add_argument(
         "--jobs", type=int, default=1, metavar="N", help=f"runs at a time (at most {MAX_JOBS})"
     )
     parser.add_argument("--keep", action="store_true", help="keep the folders the runs worked in")
@@ -276,15 +283,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(preamble(args, source))
     print(tables(tasks, comparison.records, missing))
+    document = report.records_document(
+        comparison.records,
+        model=args.model,
+        window=args.window,
+        interrupted=comparison.interrupted,
+    )
     if args.json:
-        document = report.records_document(
-            comparison.records,
-            model=args.model,
-            window=args.window,
-            interrupted=comparison.interrupted,
-        )
         report.write_json(args.json, document)
         print(f"wrote {len(comparison.records)} records to {args.json}", file=sys.stderr)
+    if args.html:
+        try:
+            view.write_page(args.html, document, lang=args.lang)
+            print(f"wrote the runs side by side to {args.html}", file=sys.stderr)
+        except view.ViewError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     if comparison.interrupted:
         print("interrupted: the runs above finished; the others did not run", file=sys.stderr)
         return 130
@@ -303,6 +317,9 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
     else:
         for job in jobs:  # every cassette is read and checked now, not halfway through
             source.open(job)
+    for path in (args.json, args.html):  # found out now, not after an hour of live runs
+        if path and not path.parent.is_dir():
+            raise UsageError(f"cannot write {path}: there is no folder {path.parent}")
 
 
 def tables(

@@ -117,9 +117,11 @@ def row(chapter: str, records: list[Record], names: list[str], wall: bool, lang:
     return cells
 
 
-def task_table(records: list[Record], *, wall: bool = True, lang: str = "en") -> str:
-    """One task's table: a row per chapter (in the order of the records), then a note for
-    every run that did not solve the task, saying why."""
+def table_cells(
+    records: list[Record], *, wall: bool = True, lang: str = "en"
+) -> tuple[list[str], list[list[str]]]:
+    """One task's table as data, headers and a row per chapter (in the order of the records),
+    for the terminal's text and the run viewer's HTML alike."""
     chapters: dict[str, list[Record]] = {}
     for record in records:
         chapters.setdefault(record.chapter, []).append(record)
@@ -127,9 +129,16 @@ def task_table(records: list[Record], *, wall: bool = True, lang: str = "en") ->
     headers = ["chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out"]
     headers += ["peak context"] + (["wall"] if wall else []) + names
     rows = [row(chapter, runs, names, wall, lang) for chapter, runs in chapters.items()]
-    several = any(len(runs) > 1 for runs in chapters.values())
+    return [word(h, lang) for h in headers], rows
+
+
+def task_table(records: list[Record], *, wall: bool = True, lang: str = "en") -> str:
+    """One task's table: a row per chapter (in the order of the records), then a note for
+    every run that did not solve the task, saying why."""
+    headers, rows = table_cells(records, wall=wall, lang=lang)
+    several = len({record.chapter for record in records}) < len(records)
     notes = [note(record, several, lang) for record in records if not record.solved]
-    table = aligned([word(h, lang) for h in headers], rows)
+    table = aligned(headers, rows)
     return "\n\n".join([table, "\n".join(notes)]) if notes else table
 
 

@@ -1,0 +1,802 @@
+"""The run viewer: a comparison's records as one HTML page, the chapters side by side.
+
+    python -m lab compare --html report.html            run the comparison, write the page
+    python -m lab view records.json -o report.html      the page of records saved with --json
+    python -m lab view records.json --lang zh           the same, labelled in Chinese
+
+A terminal shows one run after the other; a class wants turn 4 of chapter 3 next to
+turn 4 of chapter 2.  For each task the page has the comparison's table, a chart of
+the context at every turn, then one column per run and one row per turn: what the
+model wrote, each tool call with its result folded, and what the chapter's own idea
+did at that turn (a format error, a plan, a child agent, a compaction).
+
+The page is one file that fetches nothing: it opens from disk, travels by e-mail,
+and reads without JavaScript (the script only adds the keys and the "differences"
+switch).  Everything a run wrote is escaped and every long text is cut, so a tool's
+output can neither break the page nor make it heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import html
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any, get_origin, get_type_hints
+
+from v0_react_text.agent import INVENTED_NOTE
+from v0_react_text.parser import FinalAnswer, FormatError, parse
+
+from . import report
+from .runs import Record
+from .tasks import TaskError, load_task
+
+LIMIT = 4_000  # characters shown of one text (a tool's result, the model's reply)
+GLIMPSE = 100  # characters of a call's arguments shown on its folded line
+# Okabe and Ito's colours, told apart by colour-blind eyes too, darkest first; one per chapter.
+COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#7A5C00", "#56B4E9", "#444444"]
+PLAN_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
+
+LABELS = {
+    "en": {
+        "title": "Runs side by side",
+        "created": "written",
+        "replies": "replies",
+        "window": "context window: {:,} tokens",
+        "colon": ": ",
+        "semicolon": "; ",
+        "interrupted": "interrupted: only the runs that finished",
+        "contents": "Tasks",
+        "task": "Task",
+        "brings out": "(brings out chapter {})",
+        "turn": "turn",
+        "chart": "Context at each turn (tokens)",
+        "point": "{}, turn {}: {} tokens",
+        "differences": "Show only the differences",
+        "differences note": "hides the turns where every run called the same tools in the same "
+        "order (key d)",
+        "keys": "↑ ↓ turn by turn in every column · d: only the differences · o: open the row's "
+        "tool calls",
+        "not solved": "not solved",
+        "error": "error",
+        "arguments": "arguments",
+        "no result": "no result: the run ended here",
+        "answer": "answer",
+        "format_error": "format error",
+        "invented": "invented observation, discarded",
+        "plan": "plan updated",
+        "reminder": "reminder",
+        "note": "added to the results",
+        "compaction": "compaction",
+        "stopped": "the loop stopped",
+        "stage": "stage {}: {} → {} tokens",
+        "recalled": "recalled memories",
+        "child": "child agent",
+        "child of type": "child agent ({})",
+        "child line": "{} · {} turns · {} tool calls · {} tokens in",
+        "ended": "ended",
+        "cut": "… {:,} more characters not shown",
+        "scripted": "scripted cassette",
+        "recorded": "recorded run",
+        "live": "live",
+        "run": "run {}",
+        "no runs": "No run finished: there is nothing to show.",
+    },
+    "zh": {
+        "title": "各章运行并排对照",
+        "created": "生成于",
+        "replies": "回复来自",
+        "window": "上下文窗口：{:,} token",
+        "colon": "：",
+        "semicolon": "；",
+        "interrupted": "已中断：只有跑完的运行",
+        "contents": "任务",
+        "task": "任务",
+        "brings out": "（突出第 {} 章）",
+        "turn": "轮",
+        "chart": "每一轮的上下文（token）",
+        "point": "{}，第 {} 轮：{} token",
+        "differences": "只看不同之处",
+        "differences note": "隐藏每次运行都按同样顺序调用同样工具的轮（快捷键 d）",
+        "keys": "↑ ↓ 所有列一起逐轮移动 · d：只看不同之处 · o：展开这一行的工具调用",
+        "not solved": "未解决",
+        "error": "出错",
+        "arguments": "参数",
+        "no result": "没有结果：运行在这里结束",
+        "answer": "答案",
+        "format_error": "格式错误",
+        "invented": "编造的观察，已丢弃",
+        "plan": "计划已更新",
+        "reminder": "提醒",
+        "note": "附在工具结果之后",
+        "compaction": "压缩",
+        "stopped": "循环停止",
+        "stage": "第 {} 阶段：{} → {} token",
+        "recalled": "检索到的记忆",
+        "child": "子智能体",
+        "child of type": "子智能体（{}）",
+        "child line": "{} · {} 轮 · {} 次工具调用 · 输入 {} token",
+        "ended": "已结束",
+        "cut": "……还有 {:,} 个字符未显示",
+        "scripted": "手写的录像带",
+        "recorded": "录制的运行",
+        "live": "在线",
+        "run": "第 {} 次",
+        "no runs": "没有跑完的运行：没有可显示的内容。",
+    },
+}
+LANGS = tuple(LABELS)
+
+
+class ViewError(Exception):
+    """Records the viewer cannot read, or a page it cannot write: one line, exit code 2."""
+
+
+# --- from records to turns ------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """One tool call, its result, and (chapter 3) the child agent it started."""
+
+    name: str
+    arguments: str  # as JSON
+    result: str | None  # None: the run ended before the tool answered
+    is_error: bool = False
+    child: dict[str, Any] | None = None
+
+
+@dataclass
+class Event:
+    """What a chapter's own idea did at a turn: `kind` is its label and its CSS class."""
+
+    kind: str
+    text: str = ""
+    items: list[str] = field(default_factory=list)
+    figures: tuple[Any, ...] = ()  # a compaction's stage, tokens before and after
+
+
+@dataclass
+class Turn:
+    """One model call and what the loop did with its reply."""
+
+    number: int
+    context: int | None  # tokens the model read at this call
+    text: str = ""
+    answer: str = ""
+    calls: list[Call] = field(default_factory=list)
+    before: list[Event] = field(default_factory=list)  # a compaction, recalled memories
+    after: list[Event] = field(default_factory=list)  # a format error, a plan, a reminder
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        """What "the same" means for the differences switch: the same tools in the same order
+        (a reply that could not be read counts as its own kind of step)."""
+        if any(event.kind == "format_error" for event in self.after):
+            return ("format_error",)
+        return tuple(call.name for call in self.calls)
+
+
+def turns_of(
+    messages: list[dict[str, Any]], context: list[int], details: dict[str, Any], done: bool
+) -> list[Turn]:
+    """A run's turns, read from its messages; `details` adds what the chapter recorded."""
+    children = {child.get("call_id"): child for child in listed(details, "children")}
+    turns: list[Turn] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        if turns and closing_note(messages, index, len(turns), len(context)):
+            turns[-1].after.append(Event("stopped", message["content"].strip("[]")))
+            continue
+        answered_by = messages[index + 1] if index + 1 < len(messages) else {}
+        tokens = context[len(turns)] if len(turns) < len(context) else None
+        turn = Turn(len(turns) + 1, tokens if isinstance(tokens, int) else None)
+        content = message.get("content")
+        if isinstance(content, str):
+            read_text_protocol(turn, content, answered_by)
+        else:
+            read_blocks(turn, blocks(message), answered_by, children)
+        turns.append(turn)
+    if done and turns and not turns[-1].calls and not turns[-1].answer:
+        turns[-1].answer, turns[-1].text = turns[-1].text, ""
+    add_chapter_events(turns, details)
+    return turns
+
+
+def closing_note(messages: list[dict[str, Any]], index: int, turns: int, calls: int) -> bool:
+    """Whether messages[index] is the note a loop ends on when a run is cut short
+    (`close_open_turn`: "[stopped after 30 turns]"): the last message, no model's reply,
+    since every model call has been counted already."""
+    content = messages[index].get("content")
+    last = index == len(messages) - 1 and isinstance(content, str)
+    return last and turns >= calls and content.startswith("[") and content.endswith("]")
+
+
+def read_text_protocol(turn: Turn, text: str, answered_by: dict[str, Any]) -> None:
+    """Chapter 0: the reply is text in the ReAct format, the result an `Observation:` text."""
+    reply = answered_by.get("content") if isinstance(answered_by, dict) else None
+    observation = reply.removeprefix("Observation: ") if isinstance(reply, str) else None
+    if observation and INVENTED_NOTE in observation:
+        observation = observation.replace(INVENTED_NOTE, "").rstrip()
+        turn.after.append(Event("invented"))
+    if observation and observation.startswith("Format error: "):
+        turn.text = text  # as the model wrote it: what the parser could not read
+        why = observation.split("\n\n")[0].removeprefix("Format error: ")
+        turn.after.append(Event("format_error", why.removesuffix(" Reply in this format:")))
+        return
+    try:
+        step = parse(text)
+    except FormatError:
+        turn.text = text
+        return
+    turn.text = step.thought
+    if isinstance(step, FinalAnswer):
+        turn.answer = step.answer
+        return
+    is_error = observation is not None and observation.startswith("Error: ")
+    result = observation.removeprefix("Error: ") if observation is not None else None
+    turn.calls.append(Call(step.tool, arguments_text(step.args), result, is_error))
+
+
+def read_blocks(
+    turn: Turn,
+    reply: list[dict[str, Any]],
+    answered_by: dict[str, Any],
+    children: dict[Any, dict[str, Any]],
+) -> None:
+    """Chapter 1 on: text and tool_use blocks, answered by tool_result blocks."""
+    results = {}
+    for block in blocks(answered_by):
+        if block.get("type") == "tool_result":
+            results[block.get("tool_use_id")] = block
+        elif block.get("type") == "text":  # a reminder, or another note the loop added
+            turn.after.append(Event("note", str(block.get("text", ""))))
+    texts = []
+    for block in reply:
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_use":
+            result = results.get(block.get("id"))
+            turn.calls.append(
+                Call(
+                    name=str(block.get("name", "")),
+                    arguments=arguments_text(block.get("input")),
+                    result=None if result is None else result_text(result.get("content")),
+                    is_error=bool(result and result.get("is_error")),
+                    child=children.get(block.get("id")),
+                )
+            )
+    turn.text = "\n\n".join(texts)
+
+
+def add_chapter_events(turns: list[Turn], details: dict[str, Any]) -> None:
+    """The plan (chapter 2 on), reminders, compactions and recalled memories (chapter 4)."""
+    reminded = {turn for turn in typed(details, "reminders", list) if isinstance(turn, int)}
+    for turn in turns:
+        for event in turn.after:
+            if event.kind == "note" and turn.number in reminded:
+                event.kind = "reminder"
+    for entry in listed(details, "plan_history"):
+        items = [plan_line(item) for item in typed(entry, "items", list) if isinstance(item, dict)]
+        place(turns, entry, Event("plan", items=items), before=False)
+    for entry in listed(details, "compactions"):
+        figures = tuple(entry.get(key) for key in ("stage", "tokens_before", "tokens_after"))
+        place(turns, entry, Event("compaction", str(entry.get("detail") or ""), figures=figures))
+    for entry in listed(details, "recalled"):
+        hits = [hit.get("text", "") if isinstance(hit, dict) else hit for hit in entry["hits"]]
+        place(turns, entry, Event("recalled", items=[str(hit) for hit in hits]))
+
+
+def place(turns: list[Turn], entry: dict[str, Any], event: Event, before: bool = True) -> None:
+    """Put an event at its turn; one dated before the first turn or after the last goes to
+    the nearest turn there is, so that nothing recorded is left off the page."""
+    if not turns:
+        return
+    number = min(max(entry["turn"], 1), len(turns) + 1)
+    if number > len(turns):
+        turns[-1].after.append(event)
+    else:
+        (turns[number - 1].before if before else turns[number - 1].after).append(event)
+
+
+def listed(details: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The entries of one kind of detail that the page can place; absent means none."""
+    entries = [entry for entry in typed(details, key, list) if isinstance(entry, dict)]
+    if key == "children":
+        return entries
+    entries = [entry for entry in entries if isinstance(entry.get("turn"), int)]
+    return [entry for entry in entries if key != "recalled" or typed(entry, "hits", list)]
+
+
+def typed(mapping: Any, key: str, kind: type) -> Any:
+    """mapping[key] if it is of the kind expected, else an empty one: a field a chapter
+    does not record, or records otherwise, leaves a part of the page out, no more."""
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return value if isinstance(value, kind) else kind()
+
+
+def plan_line(item: dict[str, Any]) -> str:
+    return f"{PLAN_MARKS.get(str(item.get('status')), '·')} {item.get('content', '')}"
+
+
+def blocks(message: Any) -> list[dict[str, Any]]:
+    return [block for block in typed(message, "content", list) if isinstance(block, dict)]
+
+
+def arguments_text(arguments: Any) -> str:
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def result_text(content: Any) -> str:
+    """A tool_result's content: a string, or (as the APIs allow) a list of text blocks."""
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
+# --- reading a records file -----------------------------------------------------------------
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """The records `python -m lab compare --json FILE` wrote, or a one-line ViewError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ViewError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ViewError(f"{path} is not UTF-8 text") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ViewError(f"{path} is not JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(document, dict) or document.get("format") != report.FORMAT:
+        raise ViewError(
+            f"{path} is not a {report.FORMAT} file: write one with python -m lab compare --json"
+        )
+    return document
+
+
+def records_of(document: dict[str, Any]) -> list[Record]:
+    """The records of a document, each field checked; fields this version does not know are
+    left out, as the format asks of a reader."""
+    entries = document.get("records")
+    if not isinstance(entries, list):
+        raise ViewError("the file has no list of records")
+    return [record_of(number, entry) for number, entry in enumerate(entries, 1)]
+
+
+def record_of(number: int, entry: Any) -> Record:
+    if not isinstance(entry, dict):
+        raise ViewError(f"record {number} is not an object")
+    values = {}
+    for name, kind in RECORD_FIELDS.items():
+        if name not in entry and name != "details":
+            raise ViewError(f"record {number} has no field {name!r}")
+        value = entry.get(name, {})
+        if not isinstance(value, kind):
+            raise ViewError(f"record {number}: {name!r} is not {kind_name(kind)}")
+        values[name] = value
+    return Record(**values)
+
+
+def expected_kind(hint: Any) -> type | tuple[type, ...]:
+    """What isinstance can check of a field's type hint: `list[int]` as list, float as a number."""
+    kind = get_origin(hint) or hint
+    return (int, float) if kind is float else kind
+
+
+RECORD_FIELDS = {name: expected_kind(hint) for name, hint in get_type_hints(Record).items()}
+
+
+def kind_name(kind: type | tuple[type, ...]) -> str:
+    return "a number" if isinstance(kind, tuple) else f"a {kind.__name__}"
+
+
+# --- from turns to HTML ----------------------------------------------------------------------
+
+
+@dataclass
+class Column:
+    """One run of one chapter on a task: a column of the page."""
+
+    record: Record
+    label: str
+    colour: str
+    turns: list[Turn]
+
+
+def columns_of(records: list[Record], words: dict[str, str]) -> list[Column]:
+    several = len({record.chapter for record in records}) < len(records)
+    columns = []
+    for record in records:
+        number = chapter_number(record.chapter)
+        label = f"{number} · {record.chapter}" if number is not None else record.chapter
+        if several:
+            label += " · " + words["run"].format(record.run)
+        colour = COLOURS[(number or 0) % len(COLOURS)]
+        done = record.stop == "done"
+        turns = turns_of(record.messages, record.context_per_turn, record.details, done)
+        columns.append(Column(record, label, colour, turns))
+    return columns
+
+
+def chapter_number(chapter: str) -> int | None:
+    match = re.match(r"v(\d+)", chapter)
+    return int(match.group(1)) if match else None
+
+
+def esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def shown(text: str, words: dict[str, str], limit: int = LIMIT) -> str:
+    """Escaped, and cut after `limit` characters with a note saying how much is left out."""
+    if len(text) <= limit:
+        return esc(text)
+    note = words["cut"].format(len(text) - limit)
+    return f'{esc(text[:limit])}<span class="cut">{esc(note)}</span>'
+
+
+def tokens(value: int, estimated: bool) -> str:
+    return ("≈" if estimated else "") + f"{value:,}"
+
+
+def render_page(document: dict[str, Any], lang: str = "en") -> str:
+    """The whole page, as text: one section per task, in the order of the records."""
+    words = LABELS[lang]
+    records = records_of(document)
+    names = list(dict.fromkeys(record.task for record in records))
+    sections = [
+        task_section(name, [r for r in records if r.task == name], words, lang) for name in names
+    ]
+    body = header(document, records, words) + contents(names, words) + "".join(sections)
+    if not records:  # a comparison stopped before its first run finished
+        body += f'<p class="empty">{esc(words["no runs"])}</p>'
+    title = words["title"] + words["colon"] + ", ".join(names)
+    return TEMPLATE.substitute(lang=lang, title=esc(title), body=body, script_hash=SCRIPT_HASH)
+
+
+def header(document: dict[str, Any], records: list[Record], words: dict[str, str]) -> str:
+    sources = dict.fromkeys(words.get(r.provenance, r.provenance) for r in records)
+    facts = [f"{words['created']} {esc(document.get('created_at', ''))}"]
+    facts.append(esc(words["replies"] + words["colon"] + ", ".join(sources)))
+    if document.get("model"):
+        facts[-1] += f" · <code>{esc(document['model'])}</code>"
+    if isinstance(document.get("window"), int):
+        facts.append(esc(words["window"].format(document["window"])))
+    if document.get("interrupted"):
+        facts.append(esc(words["interrupted"]))
+    return (
+        f'<header><h1>{esc(words["title"])}</h1><p class="facts">{" · ".join(facts)}</p>'
+        f'<p class="controls" id="controls" hidden><button type="button" id="differences" '
+        f'aria-pressed="false" title="{esc(words["differences note"])}">'
+        f'{esc(words["differences"])}</button> <span class="keys">{esc(words["keys"])}</span>'
+        "</p></header>"
+    )
+
+
+def contents(names: list[str], words: dict[str, str]) -> str:
+    if len(names) < 2:
+        return ""
+    items = "".join(
+        f'<li><a href="#{anchor(name)}">{esc(name)}</a> {esc(task_title(name))}</li>'
+        for name in names
+    )
+    return f'<nav class="contents"><h2>{esc(words["contents"])}</h2><ol>{items}</ol></nav>'
+
+
+def anchor(task: str) -> str:
+    return "task-" + re.sub(r"[^A-Za-z0-9_-]", "-", task)
+
+
+def task_section(name: str, records: list[Record], words: dict[str, str], lang: str) -> str:
+    columns = columns_of(records, words)
+    peak = max((t.context or 0 for c in columns for t in c.turns), default=0) or 1
+    parts = [
+        task_heading(name, words),
+        task_prompt(records, words),
+        summary_table(records, lang),
+        not_solved(records, words),
+        context_chart(columns, peak, words),
+        runs_table(name, columns, peak, words),
+    ]
+    return f'<section class="task" id="{anchor(name)}">{"".join(parts)}</section>'
+
+
+def task_heading(name: str, words: dict[str, str]) -> str:
+    try:
+        task = load_task(name)
+    except TaskError:  # records of a task this checkout does not have
+        return f"<h2>{esc(name)}</h2>"
+    number = chapter_number(task.brings_out)
+    brings_out = words["brings out"].format(number if number is not None else task.brings_out)
+    return f"<h2>{esc(name)}: {esc(task.title)} <small>{esc(brings_out)}</small></h2>"
+
+
+def task_title(name: str) -> str:
+    try:
+        return load_task(name).title
+    except TaskError:
+        return ""
+
+
+def task_prompt(records: list[Record], words: dict[str, str]) -> str:
+    first = records[0].messages[0] if records[0].messages else {}
+    prompt = first.get("content") if isinstance(first, dict) else None
+    if not isinstance(prompt, str):
+        return ""
+    label = esc(words["task"] + words["colon"])
+    return f'<p class="prompt"><strong>{label}</strong>{shown(prompt, words)}</p>'
+
+
+def summary_table(records: list[Record], lang: str) -> str:
+    """The terminal's table, from the same cells."""
+    headers, rows = report.table_cells(records, wall=True, lang=lang)
+    head = "".join(f"<th>{esc(cell)}</th>" for cell in headers)
+    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def not_solved(records: list[Record], words: dict[str, str]) -> str:
+    lines = []
+    for record in records:
+        if record.solved:
+            continue
+        colon = words["colon"]
+        line = esc(record.chapter + colon + words["not solved"] + colon)
+        line += f"<code>{esc(record.verdict)}</code>"
+        if record.error:
+            line += esc(words["semicolon"] + words["error"] + colon)
+            line += f"<code>{esc(record.error)}</code>"
+        lines.append(f"<li>{line}</li>")
+    return f'<ul class="verdicts">{"".join(lines)}</ul>' if lines else ""
+
+
+def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> str:
+    """Context per turn, one line per run, on the scale the bars of the columns share."""
+    width, height, left, right, top, bottom = 960, 260, 80, 20, 16, 48
+    turns = max((len(c.turns) for c in columns), default=1)
+    scale = nice_ceiling(peak)
+
+    def x(turn: int) -> float:
+        return left + (turn - 1) * (width - left - right) / max(turns - 1, 1)
+
+    def y(value: int) -> float:
+        return top + (1 - value / scale) * (height - top - bottom)
+
+    steps = 4 if str(scale).rstrip("0") == "2" else 5  # gridlines at round values: 500, not 400
+    grid = []
+    for step in range(steps + 1):
+        value = scale * step // steps
+        grid.append(
+            f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" '
+            f'y2="{y(value):.1f}"/><text x="{left - 8}" y="{y(value) + 5:.1f}" '
+            f'text-anchor="end">{value:,}</text>'
+        )
+    every = max(1, -(-turns // 20))  # at most about twenty labels along the turns
+    for turn in range(1, turns + 1, every):
+        grid.append(
+            f'<text x="{x(turn):.1f}" y="{height - bottom + 22}" text-anchor="middle">{turn}</text>'
+        )
+    grid.append(
+        f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">'
+        f"{esc(words['turn'])}</text>"
+    )
+    lines = [chart_line(column, x, y, words) for column in columns]
+    legend = "".join(
+        f'<li><span class="swatch" style="background:{c.colour}"></span>{esc(c.label)}</li>'
+        for c in columns
+    )
+    return (
+        f'<figure class="chart"><figcaption>{esc(words["chart"])}'
+        f'</figcaption><svg viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{esc(words["chart"])}">{"".join(grid)}{"".join(lines)}</svg>'
+        f'<ul class="legend">{legend}</ul></figure>'
+    )
+
+
+def chart_line(column: Column, x: Any, y: Any, words: dict[str, str]) -> str:
+    points = [(t.number, t.context) for t in column.turns if t.context is not None]
+    if not points:
+        return ""
+    path = " ".join(f"{x(n):.1f},{y(v):.1f}" for n, v in points)
+    estimated = column.record.estimated
+    dots = "".join(
+        f'<circle cx="{x(n):.1f}" cy="{y(v):.1f}" r="4"><title>'
+        f"{esc(words['point'].format(column.label, n, tokens(v, estimated)))}</title></circle>"
+        for n, v in points
+    )
+    return f'<g style="--c:{column.colour}"><polyline points="{path}"/>{dots}</g>'
+
+
+def nice_ceiling(value: int) -> int:
+    """The smallest 1, 2, 2.5 or 5 times a power of ten at or above `value`: round gridlines."""
+    power = 10 ** max(len(str(max(value, 1))) - 1, 0)
+    for factor in (1, 2, 2.5, 5, 10):
+        if factor * power >= value:
+            return int(factor * power)
+    return 10 * power
+
+
+def runs_table(name: str, columns: list[Column], peak: int, words: dict[str, str]) -> str:
+    """One row per turn, one column per run: the same turn of every chapter side by side."""
+    head = f'<th class="number">{esc(words["turn"])}</th>' + "".join(
+        column_heading(column, words) for column in columns
+    )
+    rows = []
+    for number in range(1, max(len(c.turns) for c in columns) + 1):
+        present = [c.turns[number - 1] for c in columns if number <= len(c.turns)]
+        same = len(columns) > 1 and len(present) == len(columns)
+        same = same and len({turn.signature for turn in present}) == 1
+        cells = "".join(turn_cell(column, number, peak, words) for column in columns)
+        rows.append(
+            f'<tr class="turn{" same" if same else ""}" id="{anchor(name)}-turn-{number}">'
+            f'<th class="number">{number}</th>{cells}</tr>'
+        )
+    return (
+        f'<table class="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+
+
+def column_heading(column: Column, words: dict[str, str]) -> str:
+    record = column.record
+    verdict = "✓" if record.solved else "✗ " + words["not solved"]
+    source = words.get(record.provenance, record.provenance)
+    label = f'<span class="label">{esc(column.label)}</span>'
+    return (
+        f'<th class="run" style="--c:{column.colour}">{label}'
+        f'<span class="verdict {"solved" if record.solved else "failed"}">{esc(verdict)}</span>'
+        f"<small>{esc(record.stop)} · {esc(source)} · <code>{esc(record.model)}</code></small></th>"
+    )
+
+
+def turn_cell(column: Column, number: int, peak: int, words: dict[str, str]) -> str:
+    if number > len(column.turns):
+        return f'<td class="ended" style="--c:{column.colour}">{esc(words["ended"])}</td>'
+    body = turn_body(column.turns[number - 1], column.record.estimated, peak, words)
+    return f'<td style="--c:{column.colour}">{body}</td>'
+
+
+def turn_body(turn: Turn, estimated: bool, peak: int, words: dict[str, str]) -> str:
+    """Everything of one turn: what came before the call, the call's context, the reply,
+    its tool calls, and what the loop did after it."""
+    parts = [event_html(event, words) for event in turn.before]
+    if turn.context is not None:
+        parts.append(
+            f'<div class="context"><span class="bar"><span style="width:'
+            f'{100 * turn.context / peak:.1f}%"></span></span> {tokens(turn.context, estimated)}'
+            "</div>"
+        )
+    if turn.text:
+        parts.append(f'<div class="text">{shown(turn.text, words)}</div>')
+    if turn.answer:
+        parts.append(
+            f'<div class="answer"><strong>{esc(words["answer"])}</strong>'
+            f"{shown(turn.answer, words)}</div>"
+        )
+    for call in turn.calls:
+        parts.append(call_html(call, estimated, peak, words))
+    parts += [event_html(event, words) for event in turn.after]
+    return "".join(parts)
+
+
+def call_html(call: Call, estimated: bool, peak: int, words: dict[str, str]) -> str:
+    """A tool call: its name and arguments on one line, its result folded below."""
+    glimpse = call.arguments if len(call.arguments) <= GLIMPSE else call.arguments[:GLIMPSE] + "…"
+    badge = f' <span class="badge">{esc(words["error"])}</span>' if call.is_error else ""
+    inside = ""
+    if len(call.arguments) > GLIMPSE:
+        title = esc(words["arguments"])
+        inside += f'<pre class="arguments" title="{title}">{shown(call.arguments, words)}</pre>'
+    if call.result is None:
+        inside += f'<p class="missing">{esc(words["no result"])}</p>'
+    else:
+        inside += f'<pre class="result">{shown(call.result, words)}</pre>'
+    folded = (
+        f'<details class="call{" error" if call.is_error else ""}"><summary>'
+        f'<span class="tool">{esc(call.name)}</span> <code>{esc(glimpse)}</code>{badge}'
+        f"</summary>{inside}</details>"
+    )
+    return folded + (child_html(call.child, estimated, peak, words) if call.child else "")
+
+
+def child_html(child: dict[str, Any], estimated: bool, peak: int, words: dict[str, str]) -> str:
+    """Chapter 3: the child's own run, folded under the call that started it."""
+    turns = turns_of(
+        typed(child, "messages", list),
+        typed(child, "context_per_turn", list),
+        typed(child, "details", dict),
+        child.get("stop") == "done",
+    )
+    line = words["child line"].format(
+        child.get("stop", ""),
+        child.get("turns", len(turns)),
+        child.get("tool_calls", ""),
+        tokens(typed(child, "input_tokens", int), estimated),
+    )
+    kind = child.get("agent_type")
+    who = words["child of type"].format(kind) if kind else words["child"]
+    items = "".join(
+        f'<li><span class="number">{esc(words["turn"])} {turn.number}</span>'
+        f"{turn_body(turn, estimated, peak, words)}</li>"
+        for turn in turns
+    )
+    return (
+        f'<details class="child"><summary><strong>{esc(who + words["colon"])}</strong>'
+        f"{esc(child.get('description', ''))} <small>{esc(line)}</small></summary>"
+        f"<ol>{items}</ol></details>"
+    )
+
+
+def event_html(event: Event, words: dict[str, str]) -> str:
+    figures = words["stage"].format(*map(number, event.figures)) + " " if event.figures else ""
+    items = "".join(f"<li>{shown(item, words)}</li>" for item in event.items if item)
+    return (
+        f'<div class="event {event.kind}"><strong>{esc(words[event.kind])}</strong> '
+        f"{esc(figures)}{shown(event.text, words)}{f'<ul>{items}</ul>' if items else ''}</div>"
+    )
+
+
+def number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "?" if value is None else str(value)
+
+
+# --- the template ----------------------------------------------------------------------------
+
+
+def load_template() -> tuple[Template, str]:
+    """The page's HTML, CSS and script; and the script's hash, which the page's security
+    policy names as the only script allowed to run, so that a `<script>` a tool printed
+    would stay inert even if it escaped the escaping."""
+    text = (resources.files("lab") / "view_template.html").read_text(encoding="utf-8")
+    script = text.split("<script>", 1)[1].split("</script>", 1)[0]
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return Template(text), f"sha256-{digest}"
+
+
+TEMPLATE, SCRIPT_HASH = load_template()
+
+
+def write_page(path: Path, document: dict[str, Any], lang: str = "en") -> None:
+    """Write the page of `document` (a `lab-records/1` dict) to `path`."""
+    page = render_page(document, lang)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise ViewError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lab view",
+        description="Write one HTML page of saved records: the chapters side by side, turn by "
+        "turn. It needs no server and fetches nothing.",
+    )
+    parser.add_argument(
+        "records", type=Path, metavar="RECORDS.json", help="written by python -m lab compare --json"
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="the page (default: RECORDS.html)"
+    )
+    parser.add_argument("--lang", choices=LANGS, default="en", help="the page's labels")
+    args = parser.parse_args(argv)
+    output = args.output or args.records.with_suffix(".html")
+    try:
+        write_page(output, load_document(args.records), lang=args.lang)
+    except ViewError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
