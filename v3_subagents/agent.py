@@ -177,6 +177,7 @@ def run(
                 console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
                 quiet_turns = 0
     except KeyboardInterrupt:
+        stop_children.set()  # children still at work stop at their next model call
         close_open_turn(messages, INTERRUPTED)
         return DelegationRunResult("interrupted", messages, usage, children=children)
     except ModelError as error:

@@ -199,7 +199,8 @@ class DelegationRunResult(PlanRunResult):
         read = sum(estimate_message(m) for c in self.children for m in c.result.messages[1:])
         peak = max(self.context_tokens, default=0)
         return [
-            f"delegation: {len(self.children)} children; the parent's context peaked at "
+            f"delegation: {counted(len(self.children), 'child', 'children')}; the parent's "
+            "context peaked at "
             f"≈{peak:,} tokens; doing the children's work itself, it would have held "
             f"≈{peak + read:,}"
         ]

@@ -231,6 +231,7 @@ def run(
             session.append({"role": "user", "content": results})
             results = []
     except KeyboardInterrupt:
+        stop_children.set()  # children still at work stop at their next model call
         session.close_turn(results, INTERRUPTED)
         return result("interrupted")
     except ModelError as error:  # ContextFull, stage 3 of the window, is one too

@@ -546,7 +546,9 @@ class SessionRunResult(DelegationRunResult):
             {key: value for key, value in vars(c).items() if key != "usage"}
             for c in self.compactions
         ]
-        recalled = [vars(hit) for hit in self.recalled]
+        recalled = (
+            [{"turn": 1, "hits": [vars(hit) for hit in self.recalled]}] if self.recalled else []
+        )
         return {
             **super().details(),
             "session": self.session_id,
