@@ -13,7 +13,10 @@ a session of 1,000 realistic messages (`lab.bench_sessions.conversation`):
 * one stage-1 view with nothing cached;
 * one stage-2 compaction in a running session (the figures of earlier turns cached):
   the transcript, the session record and the new estimate, the summarising model's
-  time taken out (a replay answers, timed apart).
+  time taken out (a replay answers, timed apart);
+* the whole chapter 4 loop's own time per turn in that session (target: under 1 ms):
+  the prompt's layers rebuilt, the window's fit, the session's appends, a tool call
+  dispatched; measured from one model call's return to the next call.
 
 Sessions are written without fsync, so the disk's time is not counted either.
 """
@@ -36,7 +39,7 @@ from llm.types import Message, Reply, Usage
 from v1_tool_loop.agent import SYSTEM
 from v1_tool_loop.tools import TOOLS
 from v4_memory.context import ContextWindow, trim_old_results
-from v4_memory.session import Session, SessionStore
+from v4_memory.session import SESSIONS_DIR, Session, SessionStore
 
 TURN_TARGET = 1e-3  # seconds of harness time per turn
 SIZE = 1_000  # messages in the session
@@ -161,6 +164,29 @@ def measure_summary(store: SessionStore, repeats: int) -> None:
     )
 
 
+def measure_loop(root: Path, turns: int) -> None:
+    """Chapter 4's `run` resumed on a 1,000-message session: the gaps between model calls."""
+    from lab.bench import TimedModel  # the loop overhead of lab.bench, on chapter 4
+    from v4_memory.agent import run
+
+    workdir = root / "loop"
+    store = SessionStore(workdir / SESSIONS_DIR, sync=False)
+    session = new_session(store, conversation(random.Random(9)))
+    call = {"type": "tool_use", "id": "t", "name": "noop", "input": {}}  # answered at once
+    replies = [Reply([call], "tool_use") for _ in range(turns - 1)]
+    model = TimedModel([*replies, Reply([{"type": "text", "text": "done"}], "end_turn")])
+    run("Go on.", model=model, workdir=workdir, max_turns=turns, session=session,
+        context_budget=10**9)  # fmt: skip
+    gaps = [call - ret for ret, call in zip(model.returns[:-1], model.calls[1:], strict=True)]
+    cost = statistics.median(gaps)
+    print(
+        f"chapter 4's loop, its own time per turn in a session of {len(session.messages()):,} "
+        f"messages: {cost * 1e3:.3f} ms median over {turns} turns "
+        f"(target < {TURN_TARGET * 1e3:.0f} ms: {verdict(cost)}; fsync off)"
+    )
+    session.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lab.bench_context", description=__doc__.split("\n")[0]
@@ -174,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         measure_turns(store, 20 if args.quick else 100)
         measure_cold(store, 2 if args.quick else 5)
         measure_summary(store, 1 if args.quick else 3)
+        measure_loop(Path(root), 20 if args.quick else 100)
     return 0
 
 

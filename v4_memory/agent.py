@@ -77,15 +77,19 @@ SCHEMAS_BY_NAME = {
 TOOLS = [SCHEMAS_BY_NAME[name] for name in MAIN.tools]
 
 
-def layers(workdir: Path, model_name: str, recalled: list[Hit] | None = None) -> list[Layer]:
-    """The system prompt's layers for the next call, read afresh: files may have changed."""
-    skills, _ = find_skills(workdir)
+def layers(
+    workdir: Path, model_name: str, recalled: list[Hit] | None = None, skills: str | None = None
+) -> list[Layer]:
+    """The system prompt's layers for the next call, its files read afresh (they may have
+    changed); `skills`, the skills index, when the caller has it already."""
+    if skills is None:
+        skills = skills_index(find_skills(workdir)[0])
     return build_layers(
         workdir,
         model_name=model_name,
         now=datetime.now().astimezone(),
         recalled=recalled or [],
-        skills_index=skills_index(skills),
+        skills_index=skills,
         tools_guidance=MAIN.system,
     )
 
@@ -115,6 +119,7 @@ def run(
     if recalled:
         console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
     session.append({"role": "user", "content": task})
+    skills = skills_index(find_skills(workdir)[0])  # once a run: parsing them takes time
     budget = context_budget or default_budget(model.name)
     system = ""  # rebuilt before every call; the flush before a summary uses the latest
 
@@ -175,7 +180,7 @@ def run(
     results: list[dict] = []
     try:
         for _ in range(max_turns):
-            system, tools = assemble(layers(workdir, model.name, recalled)), TOOLS
+            system, tools = assemble(layers(workdir, model.name, recalled, skills)), TOOLS
             with console.thinking():
                 try:
                     reply = model.complete(system, window.fit(system, tools), tools=tools)
