@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from .console import shown_path
 from .errors import CassetteError
 from .tokens import estimate_usage
 from .types import STOP_REASONS, Message, Model, Reply
@@ -239,7 +240,7 @@ class ReplayModel:
         self.key = child
         self.strict = strict
         self.turn = 0
-        self.name = f"replay:{self.path}"
+        self.name = f"replay:{shown_path(self.path)}"  # it may be shown in a prompt
 
     def child(self, key: str) -> ReplayModel:
         """The replay of the child agent started by tool call `key`, from its own section.

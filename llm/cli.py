@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import RecordingModel, ReplayModel, read_cassette
-from .console import Console, counted
+from .console import Console, counted, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult
 from .spec import load_model, read_env_file, redirected_keys
@@ -341,14 +341,6 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print(f"error: {result.error}", file=sys.stderr)
     elif result.stop != "done":
         print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
-
-
-def shown_path(path: Path) -> str:
-    """A path relative to the current folder when it is below it, else absolute."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def _is_utf8(text: str) -> bool:

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 PREVIEW_LINES = 4
@@ -149,6 +150,15 @@ def _key_argument(args: dict[str, Any]) -> str:
 def counted(number: int, one: str, many: str = "") -> str:
     """`1 turn`, `2 turns`, `3 replies`: a count with its noun in the right number."""
     return f"{number} {one if number == 1 else many or one + 's'}"
+
+
+def shown_path(path: Path) -> str:
+    """A path relative to the current folder when it is below it, else absolute: short to
+    read, and the same wherever the repository is checked out."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -22,7 +22,8 @@ from typing import Any
 
 from llm import Console, Model
 from llm.cassette import read_cassette
-from llm.cli import Chapter, UsageError, main, shown_path
+from llm.cli import Chapter, UsageError, main
+from llm.console import shown_path
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run
