@@ -155,8 +155,8 @@ def compare(
     argv = [f"--task={task}" for task in tasks or []]
     argv += [f"--chapters={chapters}"] if chapters else []
     argv += [f"--window={window}"] if window else []
-    if run_dir:
-        argv.append(f"--replay-dir={run_dir}")
+    if run_dir:  # the command runs from the repository, the notebook from its own folder
+        argv.append(f"--replay-dir={Path(run_dir).resolve()}")
     elif model:
         argv += [f"--model={model}", f"--runs={runs}", "--jobs=4"]
     print(" ".join(["python -m lab compare", *map(shlex.quote, argv), "--json FILE"]))
