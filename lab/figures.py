@@ -28,6 +28,7 @@ import contextlib
 import fcntl
 import functools
 import importlib
+import itertools
 import json
 import os
 import re
@@ -48,6 +49,10 @@ from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 from v2_todos.todos import MARKS
+from v4_memory.context import CUT_NOTE
+from v4_memory.prompt import assemble, shared_prefix_tokens
+from v4_memory.session import SESSIONS_DIR, SessionStore
+from v4_memory.skills import find_skills, listing_vs_loading
 
 from .token_check import definitions, first_bytes
 
@@ -86,6 +91,28 @@ ZH = {
     "Chinese prose": "中文行文",
     "Python code": "Python 代码",
     "JSON tool traffic": "JSON 工具往来",
+    "step": "步骤",
+    "messages sent": "发送的消息",
+    "old results cut": "裁剪过的旧结果",
+    "before this call": "这次调用之前",
+    "new session": "新会话",
+    "resumed": "恢复的会话",
+    "layer": "层",
+    "total": "合计",
+    "same start as the step before": "与上一步相同的开头",
+    "skill": "技能",
+    "its line in the index (tokens)": "它在索引里的一行（token）",
+    "its instructions (tokens)": "它的说明（token）",
+    "listed: the index and `load_skill`, every call": "只列出：索引和 `load_skill`，每次调用",
+    "loaded: every skill's instructions, every call": "全部载入：所有技能的说明，每次调用",
+    "memory": "记忆",
+    "text": "文本",
+    "its terms": "它的词项",
+    "length": "长度",
+    "average length": "平均长度",
+    "query": "查询",
+    "term": "词项",
+    "score": "得分",
     "plan blocks in it (tokens)": "其中计划的块（token）",
     "after the first reply (tokens)": "第一条回复之后（token）",
     "after the latest plan (tokens)": "最新计划之后（token）",
@@ -742,6 +769,285 @@ def compare_table(task: str, window: str = "", lang: str = "en") -> str:
     return stamp() + "\n" + task_table(records, wall=False, lang=lang)
 
 
+# --- chapter 4: a session across three processes, its prompt, its skills, its memory ----
+
+
+class SentWatcher(WatchedModel):
+    """A WatchedModel that also keeps the messages of every call: what the window sent."""
+
+    def __init__(self, inner: Model) -> None:
+        super().__init__(inner)
+        self.sent: list[list[Message]] = []
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        self.sent.append(list(messages))
+        return super().complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+
+
+@dataclass
+class SessionStep:
+    """One step of chapter 4's demo: a run, in a session new or resumed, and what it left."""
+
+    resumed: bool
+    result: Any  # the chapter's SessionRunResult
+    turns: list[Turn]
+    sent: list[list[Message]]
+    layers: list[Any]  # the system prompt's layers in this step (prompt.Layer)
+    session_file: str  # the session file as the step left it
+
+
+@functools.cache
+def session_steps(name: str) -> list[SessionStep]:
+    """Chapter 4's demo, its three steps in one process, as `--demo` runs them in three.
+
+    The first step replays the demo cassette in a new session; each step after it replays
+    its own cassette, in the latest session when the command line it stands for says
+    `--continue`, else in a new one.  Same work directory as `run_demo` and `--demo`
+    (the first numbered folder in the scratch folder), and the same model names the
+    command line gives (a later step's cassette named from the repository root), so the
+    figures here are those of `python -m v4_memory --demo`.
+    """
+    demo = chapter(name)
+    main = importlib.import_module(f"{name}.__main__")
+    agent = importlib.import_module(f"{name}.agent")
+    if not hasattr(main, "DEMO_STEPS"):
+        raise SystemExit(f"{name} has no demo steps: this figure needs chapter 4")
+    plan = [
+        (demo.demo_cassette, False),
+        *((main.DEMO / c, "--continue" in f) for c, f in main.DEMO_STEPS),
+    ]
+    steps = []
+    with scratch_folder() as scratch:
+        workdir = fresh_folder(f"{name}-demo-", scratch)
+        shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
+        store = SessionStore(workdir / SESSIONS_DIR)
+        for cassette, resumed in plan:
+            header, _ = read_cassette(cassette)
+            replay = ReplayModel(cassette)
+            if steps:  # after_demo names the cassette as the person would type it
+                replay.name = f"replay:{cassette.relative_to(REPO)}"
+            model = SentWatcher(replay)
+            session = store.open(store.latest().id) if resumed else None
+            try:
+                result = demo.run(
+                    header["task"], model=model, workdir=workdir, console=TurnConsole(model),
+                    session=session,
+                )  # fmt: skip
+            finally:
+                if session:
+                    session.close()
+            layers = agent.layers(workdir, model.name, result.recalled)
+            text = (store.root / f"{result.session_id}.jsonl").read_text(encoding="utf-8")
+            steps.append(SessionStep(resumed, result, model.turns, model.sent, layers, text))
+    return steps
+
+
+def step_label(step: SessionStep, number: int, lang: str) -> str:
+    """`2 · resumed (`--continue`)`: a step of the demo, and whether it resumed the session."""
+    if not step.resumed:
+        return f"{number} · {label('new session', lang)}"
+    flag = "（`--continue`）" if lang == "zh" else " (`--continue`)"
+    return f"{number} · {label('resumed', lang)}{flag}"
+
+
+CUT_PREVIEW = re.compile(re.escape(CUT_NOTE.split("}", 1)[1].split(";")[0]))
+
+
+def cut_results(messages: list[Message]) -> int:
+    """Tool results sent as stage 1's preview instead of whole."""
+    return sum(
+        1
+        for message in messages
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and CUT_PREVIEW.search(str(block.get("content")))
+    )
+
+
+def stage_cell(compaction: Any, lang: str) -> str:
+    """`stage 1: ≈12,659 → ≈10,346`: a stage, and the request's size before and after it."""
+    sizes = f"≈{number(compaction.tokens_before)} → ≈{number(compaction.tokens_after)}"
+    if lang == "zh":
+        return f"第 {compaction.stage} 阶段：{sizes}"
+    return f"stage {compaction.stage}: {sizes}"
+
+
+def context_stages(name: str, lang: str = "en") -> str:
+    """Every model call of the demo's three steps: what the window sent, and the stages it took.
+
+    `messages sent` counts the messages of the request, `old results cut` the tool results
+    in it that stage 1 cut to a preview; the last column is the stage taken just before
+    the call, with the request's estimated size before and after it.  The resumed step
+    starts from the session as the first left it: the summary and the turns after it.
+    """
+    headers = ["step", "turn", "tool calls", "messages sent", "old results cut"]
+    headers += ["context (tokens in)", "before this call"]
+    rows = []
+    for number_, step in enumerate(session_steps(name), start=1):
+        stages = {c.turn: c for c in step.result.compactions}
+        for turn_number, (turn, sent) in enumerate(zip(step.turns, step.sent, strict=True), 1):
+            calls = listed([f"`{tool}`" for tool in turn.tools], lang) or "—"
+            stage = stages.get(turn_number)
+            rows.append(
+                [
+                    step_label(step, number_, lang) if turn_number == 1 else "",
+                    str(turn_number),
+                    calls,
+                    str(len(sent)),
+                    str(cut_results(sent)) if cut_results(sent) else "—",
+                    number(turn.reply.usage.input_tokens),
+                    stage_cell(stage, lang) if stage else "",
+                ]
+            )
+    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+
+
+def prompt_layers(name: str, lang: str = "en") -> str:
+    """The system prompt's layers in each step of the demo, in estimated tokens.
+
+    The last row is how many tokens at the start of the step's prompt are the same as
+    at the start of the step before's: what a provider's prefix cache could reuse.
+    """
+    steps = session_steps(name)
+    headers = [label("layer", lang)]
+    headers += [step_label(step, n, lang) for n, step in enumerate(steps, start=1)]
+    rows = []
+    for index, layer in enumerate(steps[0].layers):
+        cells = [step.layers[index].tokens for step in steps]
+        rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
+    rows.append([label("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
+    prompts = [assemble(step.layers) for step in steps]
+    shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
+    rows.append([label("same start as the step before", lang), *shared])
+    return stamp() + "\n" + table(headers, rows)
+
+
+def skill_costs(name: str, lang: str = "en") -> str:
+    """What skills cost on every call: the index and `load_skill`, or every body in the prompt.
+
+    Measured on the skills the demo's agent finds: the chapter's own and the demo
+    workspace's, with the shared token estimate (`skills.listing_vs_loading`).
+    """
+    skills, _ = find_skills(chapter(name).demo_workspace)
+    costs = listing_vs_loading(skills)
+    headers = ["skill", "its line in the index (tokens)", "its instructions (tokens)"]
+    rows = [[f"`{skill}`", number(line), number(body)] for skill, line, body in costs.per_skill]
+    listed_ = label("listed: the index and `load_skill`, every call", lang)
+    loaded = label("loaded: every skill's instructions, every call", lang)
+    rows += [[listed_, number(costs.listing), ""], [loaded, "", number(costs.everything)]]
+    return table([label(h, lang) for h in headers], rows)
+
+
+def bm25_example(lang: str = "en") -> str:
+    """The worked example of `python -m lab.bench_memory --example`, as tables: the memories
+    and their terms, then for each query every term's share of every memory's score.
+
+    A share is `bm25_term(idf, count, length, average)`; the totals are checked against
+    what `MemoryStore.search` returns, so the tables are the store's own arithmetic.
+    """
+    import tempfile
+
+    from lab.bench_memory import EXAMPLE_MEMORIES, EXAMPLE_QUERIES
+    from v4_memory.memory import MemoryStore, bm25_term, idf, tokenize
+
+    with tempfile.TemporaryDirectory() as root:
+        store = MemoryStore(root, sync=False)
+        ids = {store.add(text): name for name, text in EXAMPLE_MEMORIES.items()}
+        index = store.index
+        total = len(index.lengths)
+        average = index.total_length / total
+        rows = [
+            [name, text, " ".join(f"`{t}`" for t in tokenize(text)), str(len(tokenize(text)))]
+            for name, text in EXAMPLE_MEMORIES.items()
+        ]
+        rows.append([label("average length", lang), "", "", f"{average:.2f}"])
+        parts = [table([label(h, lang) for h in ["memory", "text", "its terms", "length"]], rows)]
+        for query in EXAMPLE_QUERIES:
+            terms = list(dict.fromkeys(tokenize(query)))
+            scores = dict.fromkeys(ids, 0.0)
+            rows = []
+            for term in terms:
+                postings = index.postings.get(term, {})
+                weight = idf(len(postings), total)
+                row = [f"`{term}`", str(len(postings)), f"{weight:.3f}" if postings else "—"]
+                for memory_id in ids:
+                    if memory_id in postings:
+                        share = bm25_term(
+                            weight, postings[memory_id], index.lengths[memory_id], average
+                        )
+                        scores[memory_id] += share
+                        row.append(f"{share:.3f}")
+                    else:
+                        row.append("—")
+                rows.append(row)
+            found = {hit.id: hit.score for hit in store.search(query, k=total)}
+            if found != {i: s for i, s in scores.items() if s}:
+                raise RuntimeError(f"the shares of {query!r} do not add up to the store's scores")
+            rows.append(
+                [
+                    label("score", lang),
+                    "",
+                    "",
+                    *(f"**{s:.3f}**" if s else "—" for s in scores.values()),
+                ]
+            )
+            colon = "：" if lang == "zh" else ": "
+            heading = f"{label('query', lang)}{colon}`{query}`"
+            headers = [label("term", lang), "n", "idf", *ids.values()]
+            parts.append(heading + "\n\n" + table(headers, rows))
+    return "\n\n".join(parts)
+
+
+MASKED_SESSION = "20250314-153012-{}"  # a session id as session.py's docstring shows one
+SESSION_ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
+MEMORY_DAY = re.compile(r"\bm-\d{8}-")
+ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")
+
+
+def masked(text: str) -> str:
+    """`text` with what changes on every run of chapter 4's demo made fixed: each session's
+    random id (the first `…-a1b2c3`, the next `…-d4e5f6`, …), the date of memory ids and
+    the time a session was created.  Their widths stay the same."""
+    fixed = ["a1b2c3", "d4e5f6", "a7b8c9", "d0e1f2"]
+    seen: dict[str, str] = {}
+
+    def session(match: re.Match[str]) -> str:
+        found = seen.setdefault(match.group(), MASKED_SESSION.format(fixed[len(seen) % 4]))
+        return found
+
+    text = SESSION_ID.sub(session, text)
+    text = MEMORY_DAY.sub("m-20250314-", text)
+    return ISO_TIME.sub("2025-03-14T15:30:12+01:00", text)
+
+
+def demo_output_masked(name: str, lang: str = "en") -> str:
+    """What `python -m NAME --demo` prints (see `demo_output`), with the session ids and the
+    dates that differ on every run made fixed (see `masked`)."""
+    return masked(_render("demo-output", (name,), lang))
+
+
+def session_file(name: str, lang: str = "en") -> str:
+    """The session file as the demo's second step leaves it: every line, cut to 110 characters.
+
+    The header, one line per message, the compaction record where stage 2 happened, and
+    the lines the resumed step appended after it.  Ids and dates fixed as in `masked`.
+    """
+    steps = session_steps(name)
+    resumed = next((step for step in steps if step.resumed), None)
+    if resumed is None:
+        raise SystemExit(f"{name}'s demo resumes no session")
+    lines = [masked(line) for line in resumed.session_file.splitlines()]
+    shown = [line if len(line) <= 110 else line[:109] + "…" for line in lines]
+    return "```\n" + "\n".join(shown) + "\n```"
+
+
 FIGURES: dict[str, Callable[..., str]] = {
     "demo-turns": demo_turns,
     "demo-summary": demo_summary,
@@ -757,6 +1063,12 @@ FIGURES: dict[str, Callable[..., str]] = {
     "children": children_table,
     "demo-output-by-agent": demo_output_by_agent,
     "compare-table": compare_table,
+    "context-stages": context_stages,
+    "prompt-layers": prompt_layers,
+    "skill-costs": skill_costs,
+    "bm25-example": bm25_example,
+    "demo-output-masked": demo_output_masked,
+    "session-file": session_file,
 }
 
 
