@@ -130,6 +130,8 @@ def after_demo(
     for cassette, extra in DEMO_STEPS:
         header, _ = read_cassette(DEMO / cassette)
         model = model_spec or f"replay:{shown_path(DEMO / cassette)}"
+        budget = state["context_budget"]
+        extra = [*extra, *(["--context-budget", str(budget)] if budget else [])]
         command = ["--workdir", str(workdir), *extra, "--model", model, header["task"]]
         shown = " ".join(arg if " " not in arg else f'"{arg}"' for arg in command[:-1])
         console.note(f'\n$ python -m v4_memory {shown} "{header["task"][:60]}…"')
