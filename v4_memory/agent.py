@@ -206,6 +206,7 @@ def run(
             calls = tool_uses({"role": "assistant", "content": reply.content})
             # Children start first and work side by side, in threads; the other calls run
             # here meanwhile, and every result is taken in the order of the calls.
+            stop_children.clear()  # a Ctrl-C of an earlier turn does not stop this turn's
             started = {c["id"]: CHILDREN.submit(run_call, c) for c in calls if c["name"] == "task"}
             for call in calls:
                 console.tool_call(call["name"], call["input"])
