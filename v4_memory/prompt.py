@@ -125,12 +125,16 @@ class Layer:
     """One part of the system prompt: its name, its text as sent, and its size.
 
     `cut` says that a file in it was longer than its cap and only its start is shown.
+    The size is estimated when asked for (by `/prompt`), not on every call.
     """
 
     name: str
     text: str
-    tokens: int
     cut: bool = False
+
+    @property
+    def tokens(self) -> int:
+        return estimate_text(self.text)
 
 
 def build_layers(
@@ -168,7 +172,7 @@ def build_layers(
 def section(name: str, body: str, cut: bool = False) -> Layer:
     """A layer under its heading; an empty body gives an empty layer, left out of the prompt."""
     text = f"# {TITLES[name]}\n\n{body.strip()}" if body.strip() else ""
-    return Layer(name, text, estimate_text(text), cut)
+    return Layer(name, text, cut)
 
 
 def assemble(layers: Sequence[Layer]) -> str:
