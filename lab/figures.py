@@ -55,6 +55,7 @@ from v4_memory.session import SESSIONS_DIR, SessionStore
 from v4_memory.skills import find_skills, listing_vs_loading
 
 from .token_check import definitions, first_bytes
+from .words import word
 
 if TYPE_CHECKING:  # lab.runs imports this module
     from lab.runs import Record
@@ -66,75 +67,6 @@ SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat
 SCRATCH_LOCK = Path("/tmp/agent-course-figures.lock")  # one measuring run at a time
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
 UNITTEST_TIME = re.compile(r"(Ran \d+ tests? in )\d+\.\d+s")
-
-ZH = {
-    "turn": "轮",
-    "tool calls": "工具调用",
-    "context (tokens in)": "上下文（输入 token）",
-    "tokens out": "输出 token",
-    "warnings": "警告",
-    "all turns": "合计",
-    "chapter": "章",
-    "turns": "轮数",
-    "tokens in": "输入 token",
-    "stop": "结束方式",
-    "system prompt (characters)": "系统提示词（字符）",
-    "tool schemas (characters)": "工具 schema（字符）",
-    "sent on every call (characters)": "每次调用都发送（字符）",
-    "none": "无",
-    "other files": "其他文件",
-    "`agent.py`, non-blank lines": "`agent.py` 非空行数",
-    "kind of text": "文本种类",
-    "characters": "字符",
-    "tokens (estimated)": "token（估算）",
-    "English prose": "英文行文",
-    "Chinese prose": "中文行文",
-    "Python code": "Python 代码",
-    "JSON tool traffic": "JSON 工具往来",
-    "step": "步骤",
-    "messages sent": "发送的消息",
-    "old results cut": "裁剪过的旧结果",
-    "before this call": "这次调用之前",
-    "new session": "新会话",
-    "resumed": "恢复的会话",
-    "layer": "层",
-    "total": "合计",
-    "same start as the step before": "与上一步相同的开头",
-    "skill": "技能",
-    "its line in the index (tokens)": "它在索引里的一行（token）",
-    "its instructions (tokens)": "它的说明（token）",
-    "listed: the index and `load_skill`, every call": "只列出：索引和 `load_skill`，每次调用",
-    "loaded: every skill's instructions, every call": "全部载入：所有技能的说明，每次调用",
-    "memory": "记忆",
-    "text": "文本",
-    "its terms": "它的词项",
-    "length": "长度",
-    "average length": "平均长度",
-    "query": "查询",
-    "term": "词项",
-    "score": "得分",
-    "plan blocks in it (tokens)": "其中计划的块（token）",
-    "after the first reply (tokens)": "第一条回复之后（token）",
-    "after the latest plan (tokens)": "最新计划之后（token）",
-    "item \\ turn": "待办 \\ 轮",
-    "reminder": "提醒",
-    "sent": "已发送",
-    "their results (tokens)": "其结果（token）",
-    "system prompt and tool schemas, on every call": "系统提示词和工具 schema，每次调用都有",
-    "children's work done by then (tokens)": "此前子智能体完成的工作（token）",
-    "without delegation, about (tokens)": "不委派时约为（token）",
-    "agent": "智能体",
-    "type": "类型",
-    "the parent": "父智能体",
-    "all agents": "全部智能体",
-    "kept in its own context (tokens)": "留在它自己上下文里（token）",
-    "reached the parent (tokens)": "到达父智能体（token）",
-}
-
-
-def label(text: str, lang: str) -> str:
-    """A table header or cell word in the doc's language."""
-    return ZH.get(text, text) if lang == "zh" else text
 
 
 def stamp() -> str:
@@ -300,9 +232,9 @@ def demo_turns(name: str, lang: str = "en") -> str:
         rows.append(row)
     total = run.result.usage
     calls = sum(len(turn.tools) for turn in run.turns)
-    last = [label("all turns", lang), "", str(calls), number(total.input_tokens)]
+    last = [word("all turns", lang), "", str(calls), number(total.input_tokens)]
     rows.append([*last, number(total.output_tokens), *([""] if warned else [])])
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def demo_summary(lang: str = "en") -> str:
@@ -322,7 +254,7 @@ def demo_summary(lang: str = "en") -> str:
                 number(usage.output_tokens),
             ]
         )
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def request_sizes(lang: str = "en") -> str:
@@ -337,11 +269,11 @@ def request_sizes(lang: str = "en") -> str:
     for name in chapters():
         first = run_demo(name).turns[0].request
         fixed = first["system prompt"] + first["tool schemas"]
-        schemas = number(first["tool schemas"]) if first["tool schemas"] else label("none", lang)
+        schemas = number(first["tool schemas"]) if first["tool schemas"] else word("none", lang)
         rows.append(
             [f"{name[1]} · `{name}`", number(first["system prompt"]), schemas, number(fixed)]
         )
-    return table([label(h, lang) for h in headers], rows)
+    return table([word(h, lang) for h in headers], rows)
 
 
 def code_size(lang: str = "en") -> str:
@@ -357,7 +289,7 @@ def code_size(lang: str = "en") -> str:
         }
         others = [f"`{file}` {n}" for file, n in sizes.items() if file != "agent.py" and n]
         rows.append([f"{name[1]} · `{name}`", str(sizes.get("agent.py", 0)), listed(others, lang)])
-    return table([label(h, lang) for h in headers], rows)
+    return table([word(h, lang) for h in headers], rows)
 
 
 def demo_output(name: str, lang: str = "en") -> str:
@@ -407,9 +339,9 @@ def output_limit(lang: str = "en") -> str:
     rows = []
     for kind, samples in kinds.items():
         text = first_bytes(samples, OUTPUT_LIMIT)
-        rows.append([label(kind, lang), about(len(text)), about(estimate_text(text))])
+        rows.append([word(kind, lang), about(len(text)), about(estimate_text(text))])
     headers = ["kind of text", "characters", "tokens (estimated)"]
-    return table([label(h, lang) for h in headers], rows)
+    return table([word(h, lang) for h in headers], rows)
 
 
 def prose(doc: Path) -> list[str]:
@@ -417,6 +349,8 @@ def prose(doc: Path) -> list[str]:
     text = BLOCK.sub("", doc.read_text(encoding="utf-8"))
     text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
     return [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+
+
 # --- the plan of chapter 2, read back from the demo's messages -------------------------
 
 
@@ -500,7 +434,7 @@ def plan_distance(name: str, lang: str = "en") -> str:
                 "—" if plan is None else number(tokens_after(request, *plan)),
             ]
         )
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def plan_history(name: str, lang: str = "en") -> str:
@@ -522,9 +456,9 @@ def plan_history(name: str, lang: str = "en") -> str:
     for content in items:
         marks = [statuses.get(turn, {}).get(content) for turn in turns]
         rows.append([content, *(f"`{MARKS[mark]}`" if mark else "" for mark in marks)])
-    sent = [label("sent", lang) if turn in run.result.reminders else "" for turn in turns]
-    rows.append([label("reminder", lang), *sent])
-    return table([label("item \\ turn", lang), *map(str, turns)], rows)
+    sent = [word("sent", lang) if turn in run.result.reminders else "" for turn in turns]
+    rows.append([word("reminder", lang), *sent])
+    return table([word("item \\ turn", lang), *map(str, turns)], rows)
 
 
 # --- chapter 3's children, and the context they spare the parent ---------------------
@@ -551,13 +485,13 @@ def context_growth(task: str, *names: str, lang: str = "en") -> str:
     missing = [name for name in names if name not in records]
     if missing or not names:
         raise SystemExit(f"context-growth needs chapters with a scripted run of {task}")
-    headers = [label("turn", lang)]
+    headers = [word("turn", lang)]
     for name in names:
-        headers += [f"`{name}` · " + label("tool calls", lang)]
-        headers += [label("their results (tokens)", lang), label("context (tokens in)", lang)]
+        headers += [f"`{name}` · " + word("tool calls", lang)]
+        headers += [word("their results (tokens)", lang), word("context (tokens in)", lang)]
     turns = max(len(records[name].context_per_turn) for name in names)
     rows = [[str(turn)] for turn in range(1, turns + 1)]
-    fixed = [label("system prompt and tool schemas, on every call", lang)]
+    fixed = [word("system prompt and tool schemas, on every call", lang)]
     for name in names:
         record = records[name]
         messages = record.messages
@@ -618,7 +552,7 @@ def delegation(name: str, lang: str = "en") -> str:
         context = turn.reply.usage.input_tokens
         row = [str(index), calls_in(turn.tools, lang), number(context)]
         rows.append([*row, number(back), number(context + back)])
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def children_table(name: str, lang: str = "en") -> str:
@@ -640,7 +574,7 @@ def children_table(name: str, lang: str = "en") -> str:
     headers = ["agent", "type", "turns", "tool calls", "tokens in", "tokens out"]
     headers += ["kept in its own context (tokens)", "reached the parent (tokens)"]
     own = sum(result.turn_usage, Usage())
-    parent = [label("the parent", lang), "—", str(result.turns), str(result.tool_calls)]
+    parent = [word("the parent", lang), "—", str(result.turns), str(result.tool_calls)]
     rows = [[*parent, number(own.input_tokens), number(own.output_tokens), "—", "—"]]
     for child in children:
         usage = child.result.usage
@@ -649,9 +583,9 @@ def children_table(name: str, lang: str = "en") -> str:
         row += [number(usage.output_tokens), number(own_work(child))]
         rows.append([*row, number(reports[child.call_id])])
     total = result.usage
-    everyone = [label("all agents", lang), "", "", "", number(total.input_tokens)]
+    everyone = [word("all agents", lang), "", "", "", number(total.input_tokens)]
     rows.append([*everyone, number(total.output_tokens), "", ""])
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def demo_output_by_agent(name: str, lang: str = "en") -> str:
@@ -849,12 +783,12 @@ def session_steps(name: str) -> list[SessionStep]:
     return steps
 
 
-def step_label(step: SessionStep, number: int, lang: str) -> str:
+def step_word(step: SessionStep, number: int, lang: str) -> str:
     """`2 · resumed (`--continue`)`: a step of the demo, and whether it resumed the session."""
     if not step.resumed:
-        return f"{number} · {label('new session', lang)}"
+        return f"{number} · {word('new session', lang)}"
     flag = "（`--continue`）" if lang == "zh" else " (`--continue`)"
-    return f"{number} · {label('resumed', lang)}{flag}"
+    return f"{number} · {word('resumed', lang)}{flag}"
 
 
 CUT_PREVIEW = re.compile(re.escape(CUT_NOTE.split("}", 1)[1].split(";")[0]))
@@ -897,7 +831,7 @@ def context_stages(name: str, lang: str = "en") -> str:
             stage = stages.get(turn_number)
             rows.append(
                 [
-                    step_label(step, number_, lang) if turn_number == 1 else "",
+                    step_word(step, number_, lang) if turn_number == 1 else "",
                     str(turn_number),
                     calls,
                     str(len(sent)),
@@ -906,7 +840,7 @@ def context_stages(name: str, lang: str = "en") -> str:
                     stage_cell(stage, lang) if stage else "",
                 ]
             )
-    return stamp() + "\n" + table([label(h, lang) for h in headers], rows)
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
 
 
 def prompt_layers(name: str, lang: str = "en") -> str:
@@ -916,16 +850,16 @@ def prompt_layers(name: str, lang: str = "en") -> str:
     at the start of the step before's: what a provider's prefix cache could reuse.
     """
     steps = session_steps(name)
-    headers = [label("layer", lang)]
-    headers += [step_label(step, n, lang) for n, step in enumerate(steps, start=1)]
+    headers = [word("layer", lang)]
+    headers += [step_word(step, n, lang) for n, step in enumerate(steps, start=1)]
     rows = []
     for index, layer in enumerate(steps[0].layers):
         cells = [step.layers[index].tokens for step in steps]
         rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
-    rows.append([label("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
+    rows.append([word("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
     prompts = [assemble(step.layers) for step in steps]
     shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
-    rows.append([label("same start as the step before", lang), *shared])
+    rows.append([word("same start as the step before", lang), *shared])
     return stamp() + "\n" + table(headers, rows)
 
 
@@ -939,10 +873,10 @@ def skill_costs(name: str, lang: str = "en") -> str:
     costs = listing_vs_loading(skills)
     headers = ["skill", "its line in the index (tokens)", "its instructions (tokens)"]
     rows = [[f"`{skill}`", number(line), number(body)] for skill, line, body in costs.per_skill]
-    listed_ = label("listed: the index and `load_skill`, every call", lang)
-    loaded = label("loaded: every skill's instructions, every call", lang)
+    listed_ = word("listed: the index and `load_skill`, every call", lang)
+    loaded = word("loaded: every skill's instructions, every call", lang)
     rows += [[listed_, number(costs.listing), ""], [loaded, "", number(costs.everything)]]
-    return table([label(h, lang) for h in headers], rows)
+    return table([word(h, lang) for h in headers], rows)
 
 
 def bm25_example(lang: str = "en") -> str:
@@ -967,8 +901,8 @@ def bm25_example(lang: str = "en") -> str:
             [name, text, " ".join(f"`{t}`" for t in tokenize(text)), str(len(tokenize(text)))]
             for name, text in EXAMPLE_MEMORIES.items()
         ]
-        rows.append([label("average length", lang), "", "", f"{average:.2f}"])
-        parts = [table([label(h, lang) for h in ["memory", "text", "its terms", "length"]], rows)]
+        rows.append([word("average length", lang), "", "", f"{average:.2f}"])
+        parts = [table([word(h, lang) for h in ["memory", "text", "its terms", "length"]], rows)]
         for query in EXAMPLE_QUERIES:
             terms = list(dict.fromkeys(tokenize(query)))
             scores = dict.fromkeys(ids, 0.0)
@@ -992,15 +926,15 @@ def bm25_example(lang: str = "en") -> str:
                 raise RuntimeError(f"the shares of {query!r} do not add up to the store's scores")
             rows.append(
                 [
-                    label("score", lang),
+                    word("score", lang),
                     "",
                     "",
                     *(f"**{s:.3f}**" if s else "—" for s in scores.values()),
                 ]
             )
             colon = "：" if lang == "zh" else ": "
-            heading = f"{label('query', lang)}{colon}`{query}`"
-            headers = [label("term", lang), "n", "idf", *ids.values()]
+            heading = f"{word('query', lang)}{colon}`{query}`"
+            headers = [word("term", lang), "n", "idf", *ids.values()]
             parts.append(heading + "\n\n" + table(headers, rows))
     return "\n\n".join(parts)
 

@@ -20,36 +20,10 @@ from typing import Any
 
 from .runs import Record
 from .tasks import Task
+from .words import ZH, word
 
 FORMAT = "lab-records/1"
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
-
-ZH = {
-    "chapter": "章",
-    "solved": "解决",
-    "stop": "结束方式",
-    "turns": "轮数",
-    "tool calls": "工具调用",
-    "tokens in": "输入 token",
-    "tokens out": "输出 token",
-    "peak context": "最大上下文",
-    "wall": "用时",
-    "yes": "是",
-    "no": "否",
-    "format errors": "格式错误",
-    "invented observations": "编造的观察",
-    "plan updates": "计划更新",
-    "reminders": "提醒",
-    "children": "子智能体",
-    "compactions": "压缩",
-    "not solved": "未解决",
-    "error": "出错",
-    "run": "第 {} 次",
-}
-
-
-def word(text: str, lang: str) -> str:
-    return ZH.get(text, text) if lang == "zh" else text
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
