@@ -64,6 +64,15 @@ class ReactRunResult(RunResult):
             "invented observations": self.hallucinated_observations,
         }
 
+    def highlights(self) -> list[str]:
+        """How often the text protocol broke in this run: the chapter's lesson, in a line."""
+        if not (self.format_errors or self.hallucinated_observations):
+            return []
+        return [
+            f"text protocol: {self.format_errors} format error(s) answered, "
+            f"{self.hallucinated_observations} invented observation(s) discarded"
+        ]
+
     @property
     def answer(self) -> str:
         """The text after `Final Answer:`, without the Thought before it."""
