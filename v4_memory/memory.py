@@ -221,7 +221,8 @@ def _now() -> datetime:
 
 
 class MemoryStore:
-    """`MEMORY.md` plus the daily logs under `root`, with a BM25 index over the logs.
+    """The daily logs under `root`, with a BM25 index over them (`MEMORY.md` beside them is
+    read whole into every prompt by prompt.py, not searched).
 
     `sync=False` skips the fsync of each write: much faster for bulk loading, at
     the risk of losing the last memories to a power cut (not to a crash).
@@ -248,11 +249,6 @@ class MemoryStore:
 
     def __len__(self) -> int:
         return len(self.memories)
-
-    def read_memory_md(self) -> str:
-        """The person's own notes, read afresh each time since they may edit them any time."""
-        path = self.root / "MEMORY.md"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
     def add(self, text: str, category: str = "note") -> str:
         """Remember `text` and return its id, or the id of the memory it duplicates.
