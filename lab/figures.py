@@ -745,8 +745,8 @@ def session_steps(name: str) -> list[SessionStep]:
     its own cassette, in the latest session when the command line it stands for says
     `--continue`, else in a new one.  Same work directory as `run_demo` and `--demo`
     (the first numbered folder in the scratch folder), and the same model names the
-    command line gives (a later step's cassette named from the repository root), so the
-    figures here are those of `python -m v4_memory --demo`.
+    command line gives (a cassette named from the current folder), so the figures here
+    are those of `python -m v4_memory --demo` run from the repository root.
     """
     demo = chapter(name)
     main = importlib.import_module(f"{name}.__main__")
@@ -764,10 +764,7 @@ def session_steps(name: str) -> list[SessionStep]:
         store = SessionStore(workdir / SESSIONS_DIR)
         for cassette, resumed in plan:
             header, _ = read_cassette(cassette)
-            replay = ReplayModel(cassette)
-            if steps:  # after_demo names the cassette as the person would type it
-                replay.name = f"replay:{cassette.relative_to(REPO)}"
-            model = SentWatcher(replay)
+            model = SentWatcher(ReplayModel(cassette))  # named as after_demo names it
             session = store.open(store.latest().id) if resumed else None
             try:
                 result = demo.run(
