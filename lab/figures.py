@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import functools
 import importlib
 import itertools
@@ -47,6 +46,7 @@ from llm.cli import Chapter, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
+from machine import hold
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 from v2_todos.todos import MARKS
 from v4_memory.context import CUT_NOTE
@@ -185,9 +185,8 @@ def scratch_folder() -> Iterator[Path]:
     Two checkouts measuring at once would empty it under each other's feet, so a lock
     makes the second wait; the folder is removed when the run is done.
     """
-    lock = os.open(SCRATCH_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    lock = hold(SCRATCH_LOCK, wait=True)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         if SCRATCH.is_symlink():
             SCRATCH.unlink()
         shutil.rmtree(SCRATCH, ignore_errors=True)
@@ -197,7 +196,7 @@ def scratch_folder() -> Iterator[Path]:
         finally:
             shutil.rmtree(SCRATCH, ignore_errors=True)
     finally:
-        os.close(lock)  # which releases the lock
+        lock.release()
 
 
 @functools.cache

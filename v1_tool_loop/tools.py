@@ -7,9 +7,10 @@ never raises for anything a model can send: every problem comes back as a
 `ToolResult` with `is_error=True` and a message that says how to fix the call.
 
 Every path is resolved inside the work directory; `..`, `~`, absolute paths
-elsewhere and symlinks that lead out are refused.  How the tools keep to the work
-directory and to their limits (safe writes, streaming reads, stopping what a command
-leaves behind, the guard against destructive commands) is in `sandbox.py`.
+elsewhere and symlinks that lead out are refused (`safe_path`, in `sandbox.py`, with
+the guard against destructive commands).  The care a real machine needs (safe writes,
+streaming reads, stopping what a command leaves behind, every operating system's
+differences) is in the `machine` package, which these handlers call.
 """
 
 from __future__ import annotations
@@ -21,17 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from llm.types import INVALID_JSON
-
-from .sandbox import (
+from machine import (
     EDIT_LIMIT,
     OUTPUT_LIMIT,
     ToolError,
     read_lines,
     read_text,
-    refusal_reason,
     run_command,
     write_text,
 )
+
+from .sandbox import refusal_reason, safe_path
 
 DEFAULT_TIMEOUT = 60  # seconds a bash command may run unless the model asks for more
 MAX_TIMEOUT = 600
@@ -148,7 +149,7 @@ def _with_note(output: str, note: str) -> str:
 def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES) -> str:
     if offset < 1 or limit < 1:
         raise ToolError("offset and limit must be 1 or more (offset counts lines from 1)")
-    page = read_lines(workdir, path, offset, limit)
+    page = read_lines(safe_path(workdir, path), path, offset, limit)
     if not page.lines:
         if page.total == 0:
             return "(empty file)"
@@ -174,14 +175,15 @@ def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES
 
 
 def write_file(workdir: Path, path: str, content: str) -> str:
-    write_text(workdir, path, content)
+    write_text(safe_path(workdir, path), path, content)
     return f"wrote {_count_lines(content)} lines to {path}"
 
 
 def edit_file(workdir: Path, path: str, old_text: str, new_text: str) -> str:
     if not old_text:
         raise ToolError("old_text is empty; copy the exact lines to replace from the file")
-    text = read_text(workdir, path)
+    target = safe_path(workdir, path)
+    text = read_text(target, path)
     if _uses_crlf(text):  # read_file showed its lines without "\r"; write them back with it
         old_text, new_text = _with_crlf(old_text), _with_crlf(new_text)
     matches = _count_places(text, old_text)
@@ -195,7 +197,7 @@ def edit_file(workdir: Path, path: str, old_text: str, new_text: str) -> str:
             f"old_text matches {matches} places in '{path}'; the file is unchanged. "
             "Include more surrounding lines so it matches exactly one."
         )
-    write_text(workdir, path, text.replace(old_text, new_text, 1))
+    write_text(target, path, text.replace(old_text, new_text, 1))
     return f"edited {path}: {_count_lines(old_text)} line(s) replaced by {_count_lines(new_text)}"
 
 

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from v1_tool_loop.sandbox import READ_BLOCK, ToolError, safe_path
+from machine import READ_BLOCK, ToolError
+from v1_tool_loop.sandbox import safe_path
 
 MAX_FILES = 200  # paths list_files returns; a longer list is a sign to narrow the pattern
 MAX_MATCHES = 100  # lines grep returns

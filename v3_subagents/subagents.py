@@ -21,7 +21,7 @@ from llm import Message, Model, Reply, RunResult, Usage
 from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
-from v1_tool_loop.sandbox import ToolError
+from machine import ToolError
 from v2_todos.todos import PlanRunResult
 
 CHILD_TURNS = 20  # a child that has not finished in 20 turns is lost; the parent decides

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from machine import BINARY, read_at
+
 
 @dataclass
 class Loaded:
@@ -44,7 +46,7 @@ def append(path: str | Path, record: dict[str, Any], *, sync: bool = True) -> No
     (a process crash cannot, since the data is already in the kernel).
     """
     data = encode(record)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | BINARY, 0o644)
     try:
         if _ends_torn(fd):
             data = b"\n" + data  # close the torn line, so this record stands alone
@@ -60,7 +62,7 @@ def append(path: str | Path, record: dict[str, Any], *, sync: bool = True) -> No
 def _ends_torn(fd: int) -> bool:
     """True when the file is not empty and its last byte is not a newline."""
     size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+    return size > 0 and read_at(fd, 1, size - 1) != b"\n"
 
 
 def load(path: str | Path) -> Loaded:

@@ -75,7 +75,8 @@ from datetime import datetime
 from pathlib import Path
 
 from llm.tokens import estimate_text
-from v1_tool_loop.sandbox import ToolError, read_text
+from machine import ToolError, read_text
+from v1_tool_loop.sandbox import safe_path
 
 from .memory import Hit, render_hits
 
@@ -246,7 +247,8 @@ def read_capped(workdir: Path, relative: Path, cap: int) -> tuple[str, bool]:
         size = (workdir / relative).stat().st_size
         if size > READ_LIMIT:
             return f"[{label} is left out: it is {size:,} bytes, too long for a prompt]", False
-        text = read_text(workdir, label).removeprefix("\ufeff")  # a byte-order mark adds nothing
+        text = read_text(safe_path(workdir, label), label)
+        text = text.removeprefix("\ufeff")  # a byte-order mark adds nothing
     except FileNotFoundError:
         return "", False
     except ToolError as error:

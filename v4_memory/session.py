@@ -41,7 +41,6 @@ Only one process may have a session open (see `_lock`).
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import json
 import os
@@ -54,6 +53,7 @@ from typing import Any
 
 from llm.result import close_open_turn, text_of, tool_uses
 from llm.types import Block, Message
+from machine import Lock, LockBusy, hold
 
 from . import jsonl
 
@@ -175,7 +175,7 @@ class Session:
         self.id = path.stem
         self.header: dict[str, Any] = {}
         self.repairs: list[str] = []
-        self._lock: int | None = _lock(path)
+        self._lock: Lock | None = _lock(path)
         self._sync = sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
         self._written: list[Message] = []  # every message line, as written: the full record
@@ -189,9 +189,9 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Let another process open the session.  Closing the lock file releases the lock."""
+        """Let another process open the session."""
         if self._lock is not None:
-            os.close(self._lock)
+            self._lock.release()
             self._lock = None
 
     def _load(self) -> None:
@@ -313,33 +313,21 @@ class Session:
             raise SessionError(f"session {self.id} is closed: open it again to add to it")
 
 
-def _lock(session_path: Path) -> int:
+def _lock(session_path: Path) -> Lock:
     """Lock `<id>.lock` for as long as this process has the session open.
 
-    `flock` is a lock the kernel keeps on an open file, and the kernel closes every file
-    of a process that ends, even by `kill -9`.  So the lock cannot outlive its holder:
-    a lock left by a dead process is already free, and the next `open` takes it.  The
-    pid written inside is only there to name the holder in the error message.
-
-    The lock file is never deleted: a process that opened it just before the deletion
-    would lock a file no longer in the directory while a third locks a new one.  And
-    it is not passed on to the commands the agent runs (Python opens files
-    non-inheritable), so a server left running by the bash tool cannot hold it.
+    The lock cannot outlive its holder: a process that ends, even by `kill -9`, lets
+    the next `open` take it (how, on each system, is `machine.locks`' business).
     """
-    fd = os.open(session_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # NB: refuse at once, never wait
-    except BlockingIOError:
-        holder = os.pread(fd, 20, 0).decode(errors="replace").strip() or "unknown"
-        os.close(fd)
+        return hold(session_path.with_suffix(".lock"))  # refuses at once, never waits
+    except LockBusy as busy:
+        holder = busy.holder
         who = "this process" if holder == str(os.getpid()) else f"another process (pid {holder})"
         raise SessionBusy(
             f"session {session_path.stem} is open in {who}: "
             "close it there first, or start a new session"
         ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    return fd
 
 
 def _new_id() -> str:

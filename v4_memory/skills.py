@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from llm.tokens import estimate_text, estimate_tool
-from v1_tool_loop.sandbox import ToolError
+from machine import ToolError
 
 BUNDLED = Path(__file__).parent / "skills"
 HOME_SKILLS = Path(".agent", "skills")  # inside the work directory

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from machine import run
 
 from .checks import Verdict
 
@@ -147,26 +147,15 @@ def shown(path: Path) -> str:
 def check(task: Task, workspace: Path, answer: str) -> Verdict:
     """Run the task's checker on what the agent left; a crash or a hang is "not solved"."""
     command = [sys.executable, "-m", "lab.tasks", str(task.folder / "check.py"), str(workspace)]
+    environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     try:
-        process = subprocess.Popen(
-            command,
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # its own process group: a timeout stops its tests too
-        )
+        done = run(command, REPO, task.check_timeout, env=environment, input=answer, apart=True)
     except OSError as error:  # no process left to start one, say
         return Verdict(False, f"the checker could not start: {error}")
-    try:
-        out, err = process.communicate(answer, timeout=task.check_timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    if done.timed_out:
         return Verdict(False, f"the checker did not finish in {task.check_timeout:g} s")
     try:
-        return Verdict(**json.loads(out.strip().splitlines()[-1]))
+        return Verdict(**json.loads(done.output.strip().splitlines()[-1]))
     except (IndexError, ValueError, TypeError):
-        last = (err.strip().splitlines() or ["it printed no verdict"])[-1]
+        last = (done.errors.strip().splitlines() or ["it printed no verdict"])[-1]
         return Verdict(False, f"the checker failed: {last[:200]}")

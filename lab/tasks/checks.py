@@ -17,14 +17,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from v1_tool_loop.sandbox import SECRET_VARIABLES
+from machine import SECRET_VARIABLES, run
 
 TEST_TIMEOUT = 60  # seconds for one run of a task's hidden tests
 
@@ -85,32 +83,12 @@ def run_limited(command: list[str], cwd: Path, timeout: float) -> tuple[int | No
     """Run a command without the API keys in its environment; (None, output) on a timeout.
 
     The agent's code runs here outside the agent's tools, so it gets the same
-    environment the tools give it, and its whole process group is stopped on a timeout.
+    environment the tools give it, and all it started is stopped when it ends.
     """
     environment = {k: v for k, v in os.environ.items() if not SECRET_VARIABLES.fullmatch(k)}
     environment.pop("PYTHONPATH", None)
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-        return process.returncode, output
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        return None, output
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    done = run(command, cwd, timeout, env={**environment, "PYTHONIOENCODING": "utf-8"})
+    return done.exit_code, done.output
 
 
 def answer_line(answer: str, key: str = "ANSWER") -> str | None:
