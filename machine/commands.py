@@ -211,5 +211,5 @@ def find_bash() -> str | None:
 
 def _is_wsl_launcher(path: str) -> bool:
     r"""`C:\Windows\System32\bash.exe` and the Store's alias start WSL, not a bash here."""
-    parts = [part.lower() for part in Path(path).parts]
+    parts = re.split(r"[\\/]", path.lower())
     return "system32" in parts or "windowsapps" in parts

@@ -41,7 +41,6 @@ Only one process may have a session open (see `_lock`).
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import re
@@ -196,19 +195,6 @@ class Session:
 
     def _load(self) -> None:
         """Replay the file: the header, then each message and compaction, in order."""
-        # A load makes a few objects per message and no reference cycles, but Python's
-        # cycle collector walks all of them again each time enough new ones pile up:
-        # the time per message would grow with the session.  Paused, it stays flat
-        # (`python -m lab.bench_sessions` shows it).
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            self._replay_file()
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _replay_file(self) -> None:
         loaded = jsonl.load(self.path)
         self.repairs = loaded.problems
         records = loaded.records
