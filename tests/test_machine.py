@@ -94,6 +94,7 @@ time.sleep(300)
 
 RUN_BASH = """\
 import sys
+from v1_tool_loop.tools import run_tool
 result = run_tool("bash", {"command": "python daemon.py; echo started"}, sys.argv[1])
 print(result.is_error, result.content)
 """
