@@ -65,6 +65,8 @@ def read_cassette(
             rows.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise CassetteError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        except RecursionError:  # valid JSON nested deeper than Python's stack
+            raise CassetteError(f"{path}:{number}: JSON nested too deeply to read") from None
     if not rows:
         raise CassetteError(f"{path} is empty: a cassette starts with a header line")
     problems = [(rows[0][0], _header_problem(rows[0][1]))]
@@ -433,7 +435,7 @@ def _provenance(path: Path) -> str:
         return "absent" if path.stat().st_size == 0 else "other"
     try:
         header = json.loads(first)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return "other"
     if isinstance(header, dict) and header.get("format") == FORMAT:
         return "recorded" if header.get("provenance") == "recorded" else "scripted"

@@ -349,6 +349,121 @@ def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
     os.fchmod(fd, stat.S_IMODE(old.st_mode))
 
 
+# --- the agent's own files ---------------------------------------------------------
+#
+# Chapter 4 keeps its sessions, locks, memory logs and skills in `.agent/` of the work
+# directory, a folder that a cloned repository can ship with anything in it.  It opens
+# them only through these functions, by the tools' rules: the folder, resolved, must be
+# inside the work directory; the file itself is never a link (`O_NOFOLLOW`), only a
+# regular file, and read up to a cap.  Each refusal is a ToolError that says why.
+
+AGENT_FILE_LIMIT = 256_000_000  # bytes of one file of the agent's own; more is not its work
+
+
+def agent_path(workdir: Path, path: Path) -> Path:
+    """`path` with its folders resolved, its last part left as it is.
+
+    Paths here are as `open` takes them (absolute, or from the current directory), not
+    relative to `workdir`.  Refused when a folder on the way leads out of `workdir`.
+    """
+    target = Path(os.path.abspath(path))
+    return _inside(workdir, target.parent) / target.name
+
+
+def _inside(workdir: Path, folder: Path) -> Path:
+    """`folder` resolved, links and all, or a ToolError when that leaves `workdir`."""
+    root = workdir.resolve()
+    real = Path(os.path.realpath(folder))  # unlike Path.resolve, never raises on a loop
+    if real != root and root not in real.parents:
+        raise ToolError(f"'{folder}' leads outside the work directory {root} (a link)")
+    return real
+
+
+def make_agent_folder(workdir: Path, path: Path) -> Path:
+    """Create the folder `path` inside `workdir`, never through a link that leads out."""
+    folder = _inside(workdir, path)
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ToolError(f"'{folder}' is not a folder; move it away to let the agent use it")
+    folder.mkdir(parents=True, exist_ok=True)
+    if _inside(workdir, path) != folder:  # a folder on the way was swapped for a link
+        raise ToolError(f"'{folder}' changed while it was created; try again")
+    return folder
+
+
+def open_agent_file(
+    workdir: Path, path: Path, *, create: bool = False, append: bool = False
+) -> int:
+    """A file descriptor of a regular file inside `workdir`, opened without following a link.
+
+    `create` creates the file (and its folders) when missing; `append` opens it for
+    appending, otherwise it is opened for reading and writing in place (a lock file)
+    or, with neither, for reading only.  FileNotFoundError when it is missing and not
+    to be created.
+    """
+    if create:
+        make_agent_folder(workdir, path.parent)
+    target = agent_path(workdir, path)
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK  # NONBLOCK: a FIFO planted here cannot hang
+    if create or append:
+        flags |= os.O_RDWR | (os.O_APPEND if append else 0) | (os.O_CREAT if create else 0)
+    else:
+        flags |= os.O_RDONLY
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        if os.path.islink(target):
+            raise ToolError(
+                f"'{target}' is a link; the agent's own files are never links"
+            ) from None
+        raise ToolError(f"cannot open '{target}': {error.strerror or error}") from None
+    try:
+        _refuse_unless_regular(os.fstat(fd).st_mode, str(target))
+    except ToolError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_agent_file(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) -> bytes:
+    """The bytes of a regular file inside `workdir`, refused when larger than `limit`."""
+    fd = open_agent_file(workdir, path)
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(limit + 1)  # one byte more: a file that grew is caught too
+    if len(data) > limit:
+        raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
+    return data
+
+
+def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], list[str]]:
+    """The regular files in `folder` matching `pattern`, sorted, and a note for each skipped."""
+    try:
+        found = sorted(_inside(workdir, folder).glob(pattern))
+    except ToolError as error:
+        return [], [str(error)]
+    files, skipped = [], []
+    for path in found:
+        if path.is_symlink() or not path.is_file():
+            skipped.append(f"{path}: skipped, it is a link or not a regular file")
+        else:
+            files.append(path)
+    return files, skipped
+
+
+def cap_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """`text` within `limit` bytes as bash output is kept: its head and tail, and a note of the cut.
+
+    For what the agent's own tools send back (a child's report, memories found, a
+    list of errors), so that no tool result costs more than a command's output.
+    """
+    if len(text) <= limit // 4:  # at most 4 bytes a character: it fits, no need to encode
+        return text
+    capture = _Capture(limit)
+    capture.add(text.encode("utf-8", "replace"))
+    return capture.text()
+
+
 # --- running a command ---------------------------------------------------------------
 
 # The agent's own credentials and endpoints, and API keys in general: a command needs

@@ -113,13 +113,18 @@ def run(
     workdir = Path(workdir)
     own_session = session is None
     meta = {"model": model.name, "chapter": "v4_memory"}
-    session = session or SessionStore(workdir / SESSIONS_DIR).create(meta)
-    memory = MemoryStore(workdir / HOME)
+    session = session or SessionStore(workdir / SESSIONS_DIR, workdir=workdir).create(meta)
+    memory = MemoryStore(workdir / HOME, workdir=workdir)
+    for problem in memory.problems:
+        console.warn(f"memory: {problem}")
     recalled = memory.search(task, k=RECALL)  # what long-term memory knows of this task
     if recalled:
         console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
     session.append({"role": "user", "content": task})
-    skills = skills_index(find_skills(workdir)[0])  # once a run: parsing them takes time
+    found, skipped = find_skills(workdir)  # once a run: parsing them takes time
+    for problem in skipped:
+        console.warn(f"skill {problem}")
+    skills = skills_index(found)
     budget = context_budget or default_budget(model.name)
     system = ""  # rebuilt before every call; the flush before a summary uses the latest
 
@@ -246,4 +251,3 @@ def run(
 
     session.close_turn([], f"stopped after {max_turns} turns")
     return result("max_turns")
-
