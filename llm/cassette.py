@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from .console import shown_path
 from .errors import CassetteError
 from .tokens import estimate_usage
-from .types import STOP_REASONS, Message, Model, Reply
+from .types import STOP_REASONS, Message, Model, Reply, unique_call_ids
 
 FORMAT = "cassette/1"
 
@@ -281,6 +281,9 @@ class ReplayModel:
                     f"{difference}. Re-record the cassette, or replay without --strict."
                 )
         reply = Reply.from_dict(copy.deepcopy(entry["reply"]))
+        # A cassette written by hand, or recorded from a server before its ids were
+        # repaired, may repeat a call id: replayed, it gets the same repair as live.
+        reply.content = unique_call_ids(reply.content, messages)
         if self.header.get("provenance") != "recorded":
             # Hand-written usage is typed in, not measured: estimate it from what this
             # run really sent (real tool output included) and from the reply itself.

@@ -20,9 +20,9 @@ import pytest
 from llm.cassette import ReplayModel, read_cassette
 from llm.errors import CassetteError
 from tests.scripted import text, write_cassette
-from v1_tool_loop.sandbox import ToolError, open_agent_file, read_agent_file
+from v1_tool_loop.sandbox import OUTPUT_LIMIT, ToolError, open_agent_file, read_agent_file
 from v4_memory.agent import run
-from v4_memory.memory import MemoryStore, recency, tokenize
+from v4_memory.memory import MemoryStore, recency, render_hits, tokenize
 from v4_memory.session import SESSIONS_DIR, SessionError, SessionNotFound, SessionStore
 
 DONE = ([text("Done.")], "end_turn")
@@ -336,3 +336,10 @@ def test_japanese_and_korean_are_found_like_chinese(tmp_path: Path) -> None:
     korean = store.add("사용자는 커피를 좋아합니다.", "preference")
     assert [hit.id for hit in store.search("コーヒー")] == [japanese]
     assert [hit.id for hit in store.search("커피")] == [korean]
+
+
+def test_a_huge_memory_is_found_cut_and_says_so(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path, sync=False)
+    store.add("deploy " + "word " * 2_000_000, "note")
+    shown = render_hits(store.search("deploy"))
+    assert len(shown.encode()) <= OUTPUT_LIMIT + 200 and "cut" in shown

@@ -451,6 +451,21 @@ def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], 
     return files, skipped
 
 
+RUNNING: set[subprocess.Popen] = set()  # the commands run_command is running, in any thread
+
+
+def stop_running_commands() -> None:
+    """Kill the process group of every command running now (a second Ctrl-C).
+
+    Commands of chapter 3's children run in threads that Ctrl-C does not reach; without
+    this, the program could end only when their commands do.  Each run_command then
+    finds its command ended and stops what is left, as after any command.
+    """
+    for process in list(RUNNING):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 def cap_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
     """`text` within `limit` bytes as bash output is kept: its head and tail, and a note of the cut.
 
@@ -492,9 +507,11 @@ def run_command(command: str, workdir: Path, timeout: float) -> CommandOutcome:
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so it can be killed as one
     )
+    RUNNING.add(process)
     try:
         capture, timed_out = _read_output(process, timeout)
     finally:
+        RUNNING.discard(process)
         _stop_everything(process, marker)
     return CommandOutcome(capture.text().rstrip("\n"), process.returncode, timed_out)
 
