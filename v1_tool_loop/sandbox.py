@@ -414,9 +414,7 @@ def open_agent_file(
         if isinstance(error, FileNotFoundError):
             raise
         if os.path.islink(target):
-            raise ToolError(
-                f"'{target}' is a link; the agent's own files are never links"
-            ) from None
+            raise ToolError(f"'{target}' is a symbolic link, which is never followed") from None
         raise ToolError(f"cannot open '{target}': {error.strerror or error}") from None
     try:
         _refuse_unless_regular(os.fstat(fd).st_mode, str(target))
