@@ -341,22 +341,22 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
     else:
         for job in jobs:  # every cassette is read and checked now, not halfway through
             source.open(job)
-    for flag, path in (("--json", args.json), ("--html", args.html)):
+    for path in (args.json, args.html):
         if path:  # found out now, not after an hour of live runs
-            check_writable(flag, path)
+            check_writable(path)
     if isinstance(source, Replayed):
         print(replay_warning(args.replay_dir, jobs), file=sys.stderr)
 
 
-def check_writable(flag: str, path: Path) -> None:
+def check_writable(path: Path) -> None:
     """Refuse an output path that no run could make writable: a folder, no folder, read-only."""
     folder = path.parent
     if path.is_dir():
-        raise UsageError(f"cannot write {flag} {path}: it is a folder; give a file name")
+        raise UsageError(f"cannot write {path}: it is a folder; give a file name")
     if not folder.is_dir():
-        raise UsageError(f"cannot write {flag} {path}: there is no folder {folder}")
+        raise UsageError(f"cannot write {path}: there is no folder {folder}")
     if not os.access(path if path.exists() else folder, os.W_OK):
-        raise UsageError(f"cannot write {flag} {path}: permission denied")
+        raise UsageError(f"cannot write {path}: permission denied")
 
 
 SHOWN_COMMANDS = 8  # commands listed before a replay; the rest are counted

@@ -552,8 +552,11 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
         (["--task", "add-flag"], "nothing to replay: no runs scripted for these tasks"),
         (["--model", "nope:x"], "unknown provider 'nope' in 'nope:x'"),
         (["--model", "anthropic:claude-test"], "ANTHROPIC_API_KEY is not set"),
-        (["--task", "one-bug", "--json", "."], "cannot write --json .: it is a folder"),
-        (["--task", "one-bug", "--html", "no/such/x.html"], "cannot write --html no/such"),
+        (["--task", "one-bug", "--json", "."], "cannot write .: it is a folder"),
+        (
+            ["--task", "one-bug", "--html", "no/such/x.html"],
+            "cannot write no/such/x.html: there is no folder",
+        ),
     ],
 )
 def test_flags_that_cannot_work_are_one_line(
