@@ -12,13 +12,19 @@ scratch folder per comparison, and ends with the task's checker.  Offline, the
 replies come from scripted cassettes: a plausible run of each chapter, not a
 measurement of a model.  What a chapter's idea is worth on a real model is measured
 live, over several runs.  Ctrl-C stops the comparison; the runs that finished are
-reported and saved.
+reported and saved.  A run that fails (a cassette that runs out, a provider that
+sends nonsense, a bug) is that run's verdict, never the end of the comparison.
+
+A replay runs its cassettes' commands for real, on this machine, in a scratch copy
+of the task's workspace: before a `--replay-dir` is replayed, the comparison says
+so and shows the commands its cassettes will run.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import shutil
 import sys
 import threading
@@ -27,13 +33,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from llm.cassette import read_cassette
 from llm.cli import fresh_folder, load_env_file
 from llm.errors import ModelError
 from llm.spec import load_model
 
 from . import figures, report, view
 from .progress import Progress
-from .runs import Job, Live, Record, Replayed, Scripted, Source, run_job
+from .runs import Job, Live, Record, Replayed, Scripted, Source, cassette_path, run_job
 from .tasks import Task, TaskError, featured_names, load_task
 
 MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
@@ -75,7 +82,10 @@ def compare(
         def on_turn(turn: int, tokens: int, estimated: bool) -> None:
             progress.turn(job.label, turn, tokens, estimated)
 
-        record = run_job(job, source, folder, window=window, on_turn=on_turn, stopping=stopping)
+        try:
+            record = run_job(job, source, folder, window=window, on_turn=on_turn, stopping=stopping)
+        except Exception as error:  # this run failed; the others go on, and it says why
+            record = failed_record(job, source, error)
         if record.stop == "interrupted":  # Ctrl-C reached the chapter's loop: stop them all
             stopping.set()
             progress.finish(job.label, "interrupted, not counted")
@@ -117,6 +127,20 @@ def in_parallel(
             for future in pending:
                 future.cancel()
             raise
+
+
+def failed_record(job: Job, source: Source, error: Exception) -> Record:
+    """The record of a run that ended in an exception: not solved, and the reason."""
+    reason = f"{type(error).__name__}: {error}"
+    provenance = "live" if isinstance(source, Live) else "recorded"
+    if isinstance(source, Scripted):
+        provenance = "scripted"
+    return Record(
+        chapter=job.chapter, task=job.task.name, run=job.number, provenance=provenance,
+        model="", solved=False, verdict=f"the run failed: {reason}"[:300], stop="error",
+        error=reason, turns=0, tool_calls=0, input_tokens=0, output_tokens=0, estimated=False,
+        peak_context=0, context_per_turn=[], wall_s=0.0, counts={}, messages=[],
+    )  # fmt: skip
 
 
 def finished_line(record: Record) -> str:
@@ -317,9 +341,46 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
     else:
         for job in jobs:  # every cassette is read and checked now, not halfway through
             source.open(job)
-    for path in (args.json, args.html):  # found out now, not after an hour of live runs
-        if path and not path.parent.is_dir():
-            raise UsageError(f"cannot write {path}: there is no folder {path.parent}")
+    for path in (args.json, args.html):
+        if path:  # found out now, not after an hour of live runs
+            check_writable(path)
+    if isinstance(source, Replayed):
+        print(replay_warning(args.replay_dir, jobs), file=sys.stderr)
+
+
+def check_writable(path: Path) -> None:
+    """Refuse an output path that no run could make writable: a folder, no folder, read-only."""
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"cannot write {path}: it is a folder; give a file name")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write {path}: there is no folder {folder}")
+    if not os.access(path if path.exists() else folder, os.W_OK):
+        raise UsageError(f"cannot write {path}: permission denied")
+
+
+SHOWN_COMMANDS = 8  # commands listed before a replay; the rest are counted
+
+
+def replay_warning(folder: Path, jobs: list[Job]) -> str:
+    """What replaying runs recorded elsewhere will do here: run their commands for real."""
+    commands: list[str] = []
+    for job in jobs:
+        _, entries = read_cassette(cassette_path(folder, job))
+        for entry in entries:
+            for block in entry["reply"]["content"]:
+                if block.get("type") == "tool_use" and block.get("name") == "bash":
+                    commands.append(" ".join(str(block["input"].get("command", "")).split()))
+    unique = list(dict.fromkeys(commands))
+    lines = [
+        f"replaying {folder}: the tools run for real, on this machine, in a scratch copy of "
+        f"each task's workspace; these cassettes run {len(commands)} commands "
+        "(and chapter 0's actions, written as text). Replay only runs you trust."
+    ]
+    lines += [f"  $ {command[:100]}" for command in unique[:SHOWN_COMMANDS]]
+    if len(unique) > SHOWN_COMMANDS:
+        lines.append(f"  … and {len(unique) - SHOWN_COMMANDS} other commands")
+    return "\n".join(lines)
 
 
 def tables(

@@ -383,8 +383,28 @@ def record_of(number: int, entry: Any) -> Record:
         value = entry.get(name, {})
         if not isinstance(value, kind):
             raise ViewError(f"record {number}: {name!r} is not {kind_name(kind)}")
+        if problem := content_problem(name, value):
+            raise ViewError(f"record {number}: {name!r} {problem}")
         values[name] = value
     return Record(**values)
+
+
+def content_problem(name: str, value: Any) -> str | None:
+    """What is wrong inside a field of the right type (an empty name, counts given as text):
+    a record file is read from anywhere, and the page must refuse it, not trace back."""
+    if name in ("chapter", "task") and not value.strip():
+        return "is empty"
+    if name == "counts" and not all(_whole(count) for count in value.values()):
+        return "must map each name to a whole number"
+    if name == "context_per_turn" and not all(_whole(tokens) for tokens in value):
+        return "must be a list of whole numbers"
+    if name == "messages" and not all(isinstance(message, dict) for message in value):
+        return "must be a list of message objects"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def expected_kind(hint: Any) -> type | tuple[type, ...]:

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from .console import shown_path
 from .errors import CassetteError
 from .tokens import estimate_usage
-from .types import STOP_REASONS, Message, Model, Reply
+from .types import STOP_REASONS, Message, Model, Reply, unique_call_ids
 
 FORMAT = "cassette/1"
 
@@ -65,6 +65,8 @@ def read_cassette(
             rows.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise CassetteError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        except RecursionError:  # valid JSON nested deeper than Python's stack
+            raise CassetteError(f"{path}:{number}: JSON nested too deeply to read") from None
     if not rows:
         raise CassetteError(f"{path} is empty: a cassette starts with a header line")
     problems = [(rows[0][0], _header_problem(rows[0][1]))]
@@ -279,6 +281,9 @@ class ReplayModel:
                     f"{difference}. Re-record the cassette, or replay without --strict."
                 )
         reply = Reply.from_dict(copy.deepcopy(entry["reply"]))
+        # A cassette written by hand, or recorded from a server before its ids were
+        # repaired, may repeat a call id: replayed, it gets the same repair as live.
+        reply.content = unique_call_ids(reply.content, messages)
         if self.header.get("provenance") != "recorded":
             # Hand-written usage is typed in, not measured: estimate it from what this
             # run really sent (real tool output included) and from the reply itself.
@@ -433,7 +438,7 @@ def _provenance(path: Path) -> str:
         return "absent" if path.stat().st_size == 0 else "other"
     try:
         header = json.loads(first)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return "other"
     if isinstance(header, dict) and header.get("format") == FORMAT:
         return "recorded" if header.get("provenance") == "recorded" else "scripted"

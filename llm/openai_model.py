@@ -33,7 +33,7 @@ from .provider_http import (
     timed_out,
     usage_from,
 )
-from .types import INVALID_JSON, Block, Message, Reply, Usage
+from .types import INVALID_JSON, Block, Message, Reply, Usage, unique_call_ids
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -98,9 +98,9 @@ class OpenAIModel:
         except self._sdk.APIError as exc:
             raise self._translate(exc) from None
         body = json_object(response.http_response, "OPENAI_BASE_URL", "often ending in /v1")
-        return self._reply(body)
+        return self._reply(body, messages)
 
-    def _reply(self, body: dict[str, Any]) -> Reply:
+    def _reply(self, body: dict[str, Any], history: list[Message]) -> Reply:
         """A Chat Completions answer as a Reply, or a ModelError that says what is wrong."""
         choices = body.get("choices")
         if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
@@ -121,6 +121,7 @@ class OpenAIModel:
             [self._call(call) for call in calls],
             finish_reason if isinstance(finish_reason, str) else None,
             usage_from(body.get("usage"), "prompt_tokens", "completion_tokens"),
+            history,
         )
 
     def _call(self, call: Any) -> tuple[str | None, str, Any]:
@@ -256,23 +257,22 @@ def from_chat_message(
     calls: list[tuple[str | None, str, Any]],
     finish_reason: str | None,
     usage: Usage,
+    history: list[Message] | None = None,
 ) -> Reply:
     """A Chat Completions answer -> canonical Reply.
 
     `calls` are (id, name, arguments), the arguments as JSON text (see `tool_input`).
-    Some local servers send no call ids, or say "stop" while calling tools; both are
-    repaired here.
+    Some local servers send no call ids, or the same id twice, or say "stop" while
+    calling tools; all are repaired here.  `history` is the conversation the reply
+    answers: its call ids are taken (`unique_call_ids`).
     """
     content: list[Block] = [{"type": "text", "text": text}] if text else []
-    for index, (call_id, name, arguments) in enumerate(calls):
+    for call_id, name, arguments in calls:
         content.append(
-            {
-                "type": "tool_use",
-                "id": call_id or f"call_{index}",
-                "name": name,
-                "input": tool_input(arguments),
-            }
+            {"type": "tool_use", "id": call_id, "name": name, "input": tool_input(arguments)}
         )
+    # Ids missing, repeated in the reply or used earlier in the conversation get a free one.
+    content = unique_call_ids(content, history or [])
     stop_reason = FINISH_REASONS.get(finish_reason or "stop", "end_turn")
     if calls and stop_reason != "max_tokens":  # a cut-off call may be half written: not run
         stop_reason = "tool_use"

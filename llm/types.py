@@ -7,6 +7,7 @@ print them, save them as JSON and read them without knowing any class.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -96,6 +97,36 @@ class Reply:
                 bool(usage.get("estimated", False)),
             ),
         )
+
+
+def unique_call_ids(content: list[Block], messages: list[Message]) -> list[Block]:
+    """`content` with every tool call given an id no other call of the conversation has.
+
+    Results are matched to calls by id, and a chapter 3 child (with its section of a
+    cassette) is keyed by its call's id, so an id must never repeat.  Some local servers
+    send calls without ids, or one id twice in a reply, or number them afresh in every
+    reply.  A call that keeps its id is left as it is; one without an id, or with one
+    already taken, gets the first free `call_N`: the same on every replay of the same
+    conversation, so a recorded run replays the same way.
+    """
+    taken = {
+        block.get("id")
+        for message in messages
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    }
+    fresh = (f"call_{n}" for n in itertools.count())
+    repaired = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            call_id = block.get("id")
+            if not isinstance(call_id, str) or not call_id or call_id in taken:
+                call_id = next(name for name in fresh if name not in taken)
+                block = {**block, "id": call_id}
+            taken.add(call_id)
+        repaired.append(block)
+    return repaired
 
 
 def _blank_text(block: Block) -> bool:

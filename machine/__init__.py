@@ -8,15 +8,29 @@ handled here, by what the system has, so the chapters hold only their lessons.  
 imports nothing of the course.
 """
 
-from .commands import SECRET_VARIABLES, CommandOutcome, find_bash, run, run_command
+from .commands import (
+    SECRET_VARIABLES,
+    CommandOutcome,
+    cap_output,
+    find_bash,
+    run,
+    run_command,
+    stop_running_commands,
+)
 from .errors import ToolError
 from .files import (
+    AGENT_FILE_LIMIT,
     BINARY,
     EDIT_LIMIT,
     OUTPUT_LIMIT,
     READ_BLOCK,
     Page,
+    agent_files,
+    agent_path,
+    make_agent_folder,
+    open_agent_file,
     open_regular,
+    read_agent_file,
     read_at,
     read_lines,
     read_text,
@@ -26,6 +40,7 @@ from .files import (
 from .locks import Lock, LockBusy, hold
 
 __all__ = [
+    "AGENT_FILE_LIMIT",
     "BINARY",
     "EDIT_LIMIT",
     "OUTPUT_LIMIT",
@@ -36,14 +51,21 @@ __all__ = [
     "LockBusy",
     "Page",
     "ToolError",
+    "agent_files",
+    "agent_path",
+    "cap_output",
     "find_bash",
     "hold",
+    "make_agent_folder",
+    "open_agent_file",
     "open_regular",
+    "read_agent_file",
     "read_at",
     "read_lines",
     "read_text",
     "run",
     "run_command",
+    "stop_running_commands",
     "write_at",
     "write_text",
 ]

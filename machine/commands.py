@@ -30,7 +30,7 @@ from typing import IO
 
 from .errors import ToolError
 from .files import OUTPUT_LIMIT
-from .processes import MARKER_VARIABLE, own_group, stop_everything
+from .processes import MARKER_VARIABLE, own_group, stop_everything, stop_tree
 
 EXIT_GRACE = 0.5  # seconds to keep reading after the command exits, for output in flight
 
@@ -44,6 +44,9 @@ NO_BASH = (
     "course inside it; on Linux and macOS install bash with the package manager. "
     "read_file, write_file and edit_file still work."
 )
+
+
+RUNNING: set[subprocess.Popen] = set()  # the commands `run` is running now, in any thread
 
 
 @dataclass
@@ -87,14 +90,27 @@ def run(
     ]
     if input is not None:
         _start(_feed, process.stdin, input.encode())
+    RUNNING.add(process)
     try:
         timed_out = _wait(process, readers, timeout)
     finally:
+        RUNNING.discard(process)
         stop_everything(process, marker)
         for reader in readers:  # the pipe's writers are gone now, so the reads end, unless
             reader.join(EXIT_GRACE)  # one escaped (`env -i`): then its thread is left to it
     output, errors = (capture.text() for capture in [*captures, Capture()][:2])
     return CommandOutcome(output, errors, None if timed_out else process.returncode, timed_out)
+
+
+def stop_running_commands() -> None:
+    """Kill every command running now and what it started (a second Ctrl-C).
+
+    Commands of chapter 3's children run in threads that Ctrl-C does not reach; without
+    this, the program could end only when their commands do.  Each `run` then finds its
+    command ended and stops what is left, as after any command.
+    """
+    for process in list(RUNNING):
+        stop_tree(process)
 
 
 def _wait(process: subprocess.Popen, readers: list[threading.Thread], timeout: float) -> bool:
@@ -163,6 +179,19 @@ class Capture:
                 + f"\n[… {cut} bytes cut from the middle of the output …]\n"
                 + self.tail.decode("utf-8", "replace")
             )
+
+
+def cap_output(text: str, limit: int = OUTPUT_LIMIT) -> str:
+    """`text` within `limit` bytes as bash output is kept: its head and tail, and a note of the cut.
+
+    For what the agent's own tools send back (a child's report, memories found, a
+    list of errors), so that no tool result costs more than a command's output.
+    """
+    if len(text) <= limit // 4:  # at most 4 bytes a character: it fits, no need to encode
+        return text
+    capture = Capture(limit)
+    capture.add(text.encode("utf-8", "replace"))
+    return capture.text()
 
 
 # --- the bash tool's command ---------------------------------------------------------------

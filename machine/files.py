@@ -355,3 +355,120 @@ def write_at(fd: int, data: bytes, offset: int) -> None:
         written = os.write(fd, data)
     if written < len(data):  # only on a full disk or a signal
         write_at(fd, data[written:], offset + written)
+
+
+# --- a program's own files inside a folder it must not leave -------------------------------
+#
+# Chapter 4 keeps its sessions, locks, memory logs and skills in `.agent/` of the work
+# directory, a folder that a cloned repository can ship with anything in it.  It opens
+# them only through these functions, by the tools' rules: the folder, resolved, must be
+# inside the work directory; the file itself is never a link, only a regular file, and
+# read up to a cap.  Each refusal is a ToolError that says why.
+
+AGENT_FILE_LIMIT = 256_000_000  # bytes of one file of the agent's own; more is not its work
+
+
+def agent_path(workdir: Path, path: Path) -> Path:
+    """`path` with its folders resolved, its last part left as it is.
+
+    Paths here are as `open` takes them (absolute, or from the current directory), not
+    relative to `workdir`.  Refused when a folder on the way leads out of `workdir`.
+    """
+    target = Path(os.path.abspath(path))
+    return _inside(workdir, target.parent) / target.name
+
+
+def _inside(workdir: Path, folder: Path) -> Path:
+    """`folder` resolved, links and all, or a ToolError when that leaves `workdir`."""
+    root = Path(os.path.realpath(workdir))
+    real = Path(os.path.realpath(folder))  # unlike Path.resolve, never raises on a loop
+    if real != root and root not in real.parents:
+        raise ToolError(f"'{folder}' leads outside the work directory {root} (a link)")
+    return real
+
+
+def make_agent_folder(workdir: Path, path: Path) -> Path:
+    """Create the folder `path` inside `workdir` (private to this user), never through a link."""
+    folder = _inside(workdir, path)
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise ToolError(f"'{folder}' is not a folder; move it away to let the agent use it")
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if _inside(workdir, path) != folder:  # a folder on the way was swapped for a link
+        raise ToolError(f"'{folder}' changed while it was created; try again")
+    return folder
+
+
+def open_agent_file(
+    workdir: Path, path: Path, *, create: bool = False, append: bool = False
+) -> int:
+    """A file descriptor of a regular file inside `workdir`, opened without following a link.
+
+    `create` creates the file (and its folders) when missing, readable by this user
+    only; `append` opens it for appending, otherwise it is opened for reading and
+    writing in place (a lock file) or, with neither, for reading only.
+    FileNotFoundError when it is missing and not to be created.  Where the system has
+    no O_NOFOLLOW, a link is refused by looking first, and the open file must be the
+    one looked at.
+    """
+    if create:
+        make_agent_folder(workdir, path.parent)
+    target = agent_path(workdir, path)
+    before = not_a_link(target)
+    flags = BINARY | NOFOLLOW | NONBLOCK  # NONBLOCK: a FIFO planted here cannot hang
+    if create or append:
+        flags |= os.O_RDWR | (os.O_APPEND if append else 0) | (os.O_CREAT if create else 0)
+    else:
+        flags |= os.O_RDONLY
+    try:
+        fd = os.open(target, flags, 0o600)
+    except OSError as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        if os.path.islink(target):
+            raise ToolError(f"'{target}' is a symbolic link, which is never followed") from None
+        raise ToolError(f"cannot open '{target}': {error.strerror or error}") from None
+    try:
+        opened = os.fstat(fd)
+        _refuse_unless_regular(opened.st_mode, str(target))
+        if not NOFOLLOW and before and (opened.st_dev, opened.st_ino) != before:
+            raise ToolError(f"'{target}' changed while it was being opened; try again")
+    except ToolError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def not_a_link(target: Path) -> tuple[int, int] | None:
+    """The (device, inode) of `target` if it exists, or None; a ToolError if it is a link."""
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        raise ToolError(f"'{target}' is a symbolic link, which is never followed")
+    return info.st_dev, info.st_ino
+
+
+def read_agent_file(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) -> bytes:
+    """The bytes of a regular file inside `workdir`, refused when larger than `limit`."""
+    fd = open_agent_file(workdir, path)
+    with os.fdopen(fd, "rb") as file:
+        data = file.read(limit + 1)  # one byte more: a file that grew is caught too
+    if len(data) > limit:
+        raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
+    return data
+
+
+def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], list[str]]:
+    """The regular files in `folder` matching `pattern`, sorted, and a note for each skipped."""
+    try:
+        found = sorted(_inside(workdir, folder).glob(pattern))
+    except ToolError as error:
+        return [], [str(error)]
+    files, skipped = [], []
+    for path in found:
+        if path.is_symlink() or not path.is_file():
+            skipped.append(f"{path}: skipped, it is a link or not a regular file")
+        else:
+            files.append(path)
+    return files, skipped

@@ -24,7 +24,7 @@ import os
 import time
 from pathlib import Path
 
-from .files import BINARY, NOFOLLOW, read_at, write_at
+from .files import BINARY, NOFOLLOW, agent_path, make_agent_folder, not_a_link, read_at, write_at
 
 try:
     import fcntl
@@ -75,9 +75,19 @@ class Lock:
         self._fd = None
 
 
-def hold(path: str | Path, *, wait: bool = False) -> Lock:
-    """Take the lock at `path`; if another process has it, wait, or raise LockBusy."""
+def hold(path: str | Path, *, wait: bool = False, inside: Path | None = None) -> Lock:
+    """Take the lock at `path`; if another process has it, wait, or raise LockBusy.
+
+    With `inside`, the lock file is one of a program's own files in that folder
+    (`files.open_agent_file`'s rules): its folder is created there, never through a
+    link that leads out, and a lock file that is a link is refused (ToolError), so a
+    lock planted as a link to ~/.bashrc never truncates it.
+    """
     path = Path(path)
+    if inside is not None:
+        make_agent_folder(inside, path.parent)
+        path = agent_path(inside, path)
+        not_a_link(path)
     if fcntl is None and msvcrt is None:
         return _hold_by_creating(path, wait)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | BINARY | NOFOLLOW, 0o600)  # never via a link

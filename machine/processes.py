@@ -43,7 +43,7 @@ def own_group() -> dict[str, Any]:
 
 def stop_everything(process: subprocess.Popen, marker: str) -> None:
     """Kill the command and all it started: its group or tree, then whatever carries `marker`."""
-    _stop_tree(process)
+    stop_tree(process)
     entry = f"{MARKER_VARIABLE}={marker}"
     for _ in range(STOP_ROUNDS):
         found = marked_processes(entry)
@@ -55,7 +55,7 @@ def stop_everything(process: subprocess.Popen, marker: str) -> None:
     process.wait()
 
 
-def _stop_tree(process: subprocess.Popen) -> None:
+def stop_tree(process: subprocess.Popen) -> None:
     """Kill the command's process group where there is one, else the command and its children."""
     if own_group().get("start_new_session"):
         with contextlib.suppress(ProcessLookupError, PermissionError):  # it may be gone

@@ -382,7 +382,7 @@ def test_openai_bad_arguments_missing_ids_and_missing_usage_do_not_crash(
 
     assert reply.content == [
         tool_use("call_abc", "bash", {"_invalid_json": '{"command": "ls"'}),
-        tool_use("call_1", "read_file", {"_invalid_json": '["a.py"]'}),
+        tool_use("call_0", "read_file", {"_invalid_json": '["a.py"]'}),
     ]
     assert reply.usage == Usage(0, 0)
 
@@ -1126,3 +1126,41 @@ def test_strict_replay_stops_at_the_turn_whose_tool_result_differs(
     assert "turn 2" in result.error
     assert "message 3 (user) differs" in result.error
     assert tool_results(result.messages)[0][1] is True  # the write_file error that diverged
+
+
+def test_openai_call_ids_are_unique_in_a_conversation_whatever_the_server_sends(
+    fake_provider: FakeProvider, openai_model: OpenAIModel, tmp_path: Path
+) -> None:
+    """A local server that sends no ids, one id twice, and numbers afresh each reply: the
+    chapter 2 loop still matches each result to its call, and the plan reads back."""
+    from v2_todos.agent import run as chapter2
+
+    plan = {"items": [{"content": "Look", "status": "in_progress"}]}
+    bad = {"items": [{"content": "", "status": "maybe"}]}
+    fake_provider.reply(
+        openai_completion(
+            None,
+            [openai_tool_call(None, "todo_write", plan), openai_tool_call(None, "todo_write", bad)],
+            finish_reason="tool_calls",
+        )
+    )
+    fake_provider.reply(
+        openai_completion(
+            None,
+            [openai_tool_call("call_0", "bash", {"command": "true"})] * 2,
+            finish_reason="tool_calls",
+        )
+    )
+    fake_provider.reply(openai_completion("Done."))
+    result = chapter2("look", model=openai_model, workdir=tmp_path)
+
+    assert result.stop == "done"
+    ids = [block["id"] for m in result.messages if m["role"] == "assistant"
+           for block in m["content"] if block["type"] == "tool_use"]  # fmt: skip
+    assert len(ids) == 4 and len(set(ids)) == 4
+    answers = {block["tool_use_id"]: block for m in result.messages if m["role"] == "user"
+               and isinstance(m["content"], list) for block in m["content"]}  # fmt: skip
+    assert [answers[i]["is_error"] for i in ids] == [False, True, False, False]
+    assert [item["content"] for item in result.plan] == ["Look"]
+    sent = fake_provider.requests[-1].body["messages"]
+    assert len({call["id"] for m in sent for call in m.get("tool_calls") or []}) == 4

@@ -552,6 +552,11 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
         (["--task", "add-flag"], "nothing to replay: no runs scripted for these tasks"),
         (["--model", "nope:x"], "unknown provider 'nope' in 'nope:x'"),
         (["--model", "anthropic:claude-test"], "ANTHROPIC_API_KEY is not set"),
+        (["--task", "one-bug", "--json", "."], "cannot write .: it is a folder"),
+        (
+            ["--task", "one-bug", "--html", "no/such/x.html"],
+            "cannot write no/such/x.html: there is no folder",
+        ),
     ],
 )
 def test_flags_that_cannot_work_are_one_line(
@@ -575,3 +580,41 @@ def test_the_lab_command_lists_tasks_and_explains_itself(capsys: pytest.CaptureF
     assert "* one-bug" in listing and "  refactor" in listing
     assert lab_main([]) == 2
     assert "python -m lab compare" in capsys.readouterr().err
+
+
+def test_a_run_that_fails_is_its_verdict_and_the_comparison_goes_on(tmp_path: Path) -> None:
+    import dataclasses
+
+    broken = dataclasses.replace(load_task("one-bug"), workspace=tmp_path / "gone")
+    jobs = [Job("v1_tool_loop", broken, 1, 1), Job("v1_tool_loop", load_task("one-bug"), 1, 1)]
+    out = io.StringIO()
+    comparison = compare.compare(jobs, Scripted(), progress=Progress(out), scratch=tmp_path)
+    failed, solved = comparison.records
+    assert not failed.solved and failed.stop == "error"
+    assert failed.verdict.startswith("the run failed: FileNotFoundError")
+    assert solved.solved and not comparison.interrupted
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_unwritable_json_path_is_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert compare.main(["--task", "one-bug", "--json", str(locked / "r.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "permission denied" in captured.err
+
+
+def test_a_replay_dir_says_its_commands_run_for_real_and_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = load_task("one-bug")
+    kept = tmp_path / "runs" / "one-bug" / "v1_tool_loop"
+    kept.mkdir(parents=True)
+    (kept / "1.jsonl").write_bytes(task.cassette("v1_tool_loop").read_bytes())
+    assert compare.main(["--replay-dir", str(tmp_path / "runs")]) == 0
+    err = capsys.readouterr().err
+    warning = err[: err.index("v1_tool_loop · one-bug")]  # before the first run
+    assert "the tools run for real, on this machine" in warning
+    assert "  $ python -m unittest" in warning and "  $ ls" in warning

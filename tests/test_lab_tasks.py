@@ -206,6 +206,54 @@ def test_deleting_or_weakening_the_tests_does_not_pass(name: str, tmp_path: Path
     assert not outcome.solved, outcome.detail
 
 
+def print_a_passing_report(folder: Path) -> None:
+    """The agent's module prints what unittest prints for a pass, then ends the run."""
+    (folder / "stats.py").write_text(
+        "import os\nprint('Ran 9 tests in 0.001s\\n\\nOK', flush=True)\nos._exit(0)\n"
+    )
+
+
+def bring_a_test_module_in_the_package(folder: Path) -> None:
+    """A test module inside the package that makes every assertion pass."""
+    (folder / "invoicing" / "test_zz_quiet.py").write_text(
+        "import unittest\n"
+        "for name in dir(unittest.TestCase):\n"
+        "    if name.startswith('assert'):\n"
+        "        setattr(unittest.TestCase, name, lambda *args, **kwargs: None)\n"
+    )
+
+
+def link_the_answer_to_the_checkers_own(folder: Path) -> None:
+    (folder / "stuck.txt").symlink_to(TASKS / "long-task" / "hidden" / "stuck.txt")
+
+
+def link_a_folder_on_the_way(folder: Path) -> None:
+    """`invoicing` itself a link to a fixed copy elsewhere: the files in it are no links."""
+    fixed = folder.parent / "fixed"
+    shutil.copytree(folder / "invoicing", fixed / "invoicing")
+    FIXES["wide-reading"](fixed)
+    shutil.rmtree(folder / "invoicing")
+    (folder / "invoicing").symlink_to(fixed / "invoicing", target_is_directory=True)
+
+
+TRICKS = [
+    ("one-bug", print_a_passing_report),
+    ("wide-reading", bring_a_test_module_in_the_package),
+    ("long-task", link_the_answer_to_the_checkers_own),
+    ("wide-reading", link_a_folder_on_the_way),
+]
+
+
+@pytest.mark.parametrize(("name", "trick"), TRICKS, ids=[t.__name__ for _, t in TRICKS])
+def test_a_trick_of_the_agents_code_does_not_pass(
+    name: str, trick: Callable[[Path], None], tmp_path: Path
+) -> None:
+    folder = workspace(name, tmp_path)
+    trick(folder)
+    outcome = verdict(name, folder, "All tests pass.")
+    assert not outcome.solved, outcome.detail
+
+
 def test_editing_the_logs_does_not_change_the_answer(tmp_path: Path) -> None:
     folder = workspace("long-task", tmp_path)
     for log in (folder / "logs").glob("*.log"):
@@ -346,9 +394,9 @@ def test_a_source_that_is_a_link_is_refused(tmp_path: Path) -> None:
     fixed = tmp_path / "elsewhere.py"
     (folder / "stats.py").rename(fixed)
     (folder / "stats.py").symlink_to(fixed)
-    assert verdict("one-bug", folder, "") == Verdict(
-        False, "stats.py is a symbolic link; the checker takes real files"
-    )
+    outcome = verdict("one-bug", folder, "")
+    assert not outcome.solved and outcome.detail.startswith("stats.py cannot be used")
+    assert "symbolic link" in outcome.detail
 
 
 def test_the_checker_runs_without_api_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,7 +103,7 @@ def test_ids_name_the_day_and_the_place_in_its_log(tmp_path: Path) -> None:
     assert store.add("Prefers tabs.", "preference") == "m-20261130-0002"
     clock.next_day()
     assert store.add("Deploys on Fridays are frozen.", "decision") == "m-20261201-0001"
-    assert sorted(p.name for p in (tmp_path / "memory").iterdir()) == [
+    assert sorted(p.name for p in (tmp_path / "memory").glob("*.jsonl")) == [
         "2026-11-30.jsonl",
         "2026-12-01.jsonl",
     ]

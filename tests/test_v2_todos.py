@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from machine import OUTPUT_LIMIT
 from v2_todos.todos import (
+    MAX_CONTENT,
     MAX_ITEMS,
     REMINDER,
     TodoList,
@@ -106,3 +108,35 @@ def test_the_plan_and_its_history_are_read_back_from_the_messages() -> None:
     assert latest_plan(messages) == second
     assert latest_plan(messages[:1]) == []
     assert reminders(messages) == [3]
+
+
+# --- sizes and hostile content ----------------------------------------------------------
+
+
+def test_an_item_is_capped_and_the_error_text_too() -> None:
+    todos = TodoList(PLAN)
+    with pytest.raises(ValueError, match=f"at most {MAX_CONTENT}"):
+        todos.update([item("x" * 5_000_000)])
+    with pytest.raises(ValueError) as refused:
+        todos.update([{"content": "", "status": "?", "k" * 1000: 1} for _ in range(10_000)])
+    assert len(str(refused.value).encode()) <= OUTPUT_LIMIT + 200
+    assert "cut from the middle" in str(refused.value)
+    assert [entry["content"] for entry in todos.items] == [entry["content"] for entry in PLAN]
+
+
+def test_a_newline_in_an_item_cannot_forge_a_line_of_the_plan() -> None:
+    forged = TodoList([item("Add mode\n[x] Delete the tests", "pending")]).render()
+    assert forged.splitlines() == ["Todos (0/1 done)", "[ ] Add mode [x] Delete the tests"]
+
+
+def test_an_accepted_result_for_a_list_that_breaks_the_rules_is_not_the_plan() -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "todo_write", "input": {"items": "oops"}}
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [call]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+        },
+    ]
+    assert latest_plan(messages) == []

@@ -16,6 +16,7 @@ import pytest
 
 from llm import Console, Reply
 from llm.cassette import RecordingModel, ReplayModel
+from machine import OUTPUT_LIMIT
 from tests.scripted import assert_valid_history, text, tool, write_cassette
 from v3_subagents.agent import MAIN, run
 from v3_subagents.subagents import AGENT_TYPES, AgentType
@@ -353,3 +354,75 @@ def test_demo_delegates_fixes_both_bugs_and_shows_what_it_saved(tmp_path: Path) 
         text=True,
     )
     assert tests.returncode == 0 and "Ran 7 tests" in tests.stderr
+
+
+# --- hostile or careless input: ids repeated, huge reports, empty prompts -------------
+
+
+def test_two_task_calls_sharing_an_id_each_get_a_child_and_a_report(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """The second `t` is renamed at the model boundary (`call_0`), on replay as live, so
+    each child has its own section of the cassette and its own report."""
+    model = replay(
+        tmp_path,
+        [([task("t"), task("t")], "tool_use"), DONE],
+        {"t": [([text("first report")], "end_turn")], "call_0": [([text("second")], "end_turn")]},
+    )
+    result = run("go", model=model, workdir=workdir)
+    assert result.stop == "done" and len(result.children) == 2
+    first, second = result_of(result.messages, "t"), result_of(result.messages, "call_0")
+    assert first["content"].startswith("first report")
+    assert second["content"].startswith("second")
+
+
+def test_a_huge_child_report_reaches_the_parent_cut_and_says_so(
+    tmp_path: Path, workdir: Path
+) -> None:
+    model = replay(
+        tmp_path,
+        [([task("t1")], "tool_use"), DONE],
+        {"t1": [([text("x" * 5_000_000)], "end_turn")]},
+    )
+    result = run("go", model=model, workdir=workdir)
+    report = result_of(result.messages, "t1")["content"]
+    assert len(report.encode()) < OUTPUT_LIMIT + 500 and "cut from the middle" in report
+
+
+def test_an_empty_child_prompt_is_a_clear_error_result(tmp_path: Path, workdir: Path) -> None:
+    empty = tool("t1", "task", description="look", prompt="  \n", agent_type="explore")
+    result = run("go", model=replay(tmp_path, [([empty], "tool_use"), DONE]), workdir=workdir)
+    refused = result_of(result.messages, "t1")
+    assert refused["is_error"] and "the prompt is empty" in refused["content"]
+
+
+def test_ctrl_c_twice_ends_the_program_and_the_child_commands(
+    tmp_path: Path, workdir: Path
+) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+    command = f"echo $$ > {pid_file}; exec sleep 300"
+    cassette = write_cassette(
+        tmp_path / "run.jsonl",
+        [([task("t1", "code")], "tool_use"), DONE],
+        {"t1": [([tool("c1", "bash", command=command, timeout=300)], "tool_use"), DONE]},
+    )
+    program = subprocess.Popen(
+        [sys.executable, "-m", "v3_subagents", "--workdir", str(workdir),
+         "--model", f"replay:{cassette}", "go"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for _ in range(600):  # up to a minute for the child's command to start
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            time.sleep(0.1)
+        sleeper = int(pid_file.read_text())
+        program.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        program.send_signal(signal.SIGINT)
+        program.wait(timeout=60)  # the sleep would hold it for 300 s
+    finally:
+        program.kill()
+    assert program.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(sleeper, 0)

@@ -318,6 +318,15 @@ def test_the_same_tools_in_the_same_order_make_a_turn_the_same() -> None:
             json.dumps(document({**record("v1_tool_loop", []), "messages": "hello"})),
             "record 1: 'messages' is not a list",
         ),
+        (json.dumps(document(record("", []))), "record 1: 'chapter' is empty"),
+        (
+            json.dumps(document({**record("v1_tool_loop", []), "counts": {"turns": "3"}})),
+            "record 1: 'counts' must map each name to a whole number",
+        ),
+        (
+            json.dumps(document({**record("v1_tool_loop", []), "context_per_turn": ["9"]})),
+            "record 1: 'context_per_turn' must be a list of whole numbers",
+        ),
     ],
 )
 def test_records_it_cannot_read_are_one_line(

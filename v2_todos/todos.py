@@ -14,13 +14,16 @@ The rules, each with the reason it exists:
 - at most MAX_ITEMS items: a plan longer than that is a backlog, not a plan;
 - at most one item `in_progress`: one thing at a time, so "what am I doing now"
   always has one answer;
-- `content` is not empty: an empty line cannot be checked off;
+- `content` is not empty, and at most MAX_CONTENT characters: an empty line
+  cannot be checked off, and the plan is sent again with every result;
 - `status` is one of STATUSES, and items have no keys but KEYS: a typo must fail
   loudly, not quietly become a fourth state;
 - an empty list clears the plan.
 
 A rejected update raises ValueError listing every problem at once (so the model
-fixes them all in one retry) and leaves the list exactly as it was.
+fixes them all in one retry), capped as tool output is, and leaves the list exactly
+as it was.  An item is rendered on one line whatever it holds: a newline in its
+text cannot forge another line of the plan.
 
 The list is not a second record beside the conversation: every successful
 `todo_write` is in the messages, so the plan at any point, its history and the
@@ -34,10 +37,12 @@ from typing import Any
 
 from llm import Message, RunResult
 from llm.result import tool_uses
+from machine import cap_output
 
 STATUSES = ("pending", "in_progress", "completed")
 KEYS = ("content", "status", "active_form")
 MAX_ITEMS = 20
+MAX_CONTENT = 500  # characters of one item: a step, not a document
 MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 
 TODO_TOOL: dict[str, Any] = {
@@ -106,16 +111,20 @@ def _item_problems(item: Any) -> list[str]:
     if not isinstance(item, dict):
         return [f"must be an object with content and status, got {type(item).__name__}"]
     problems = []
-    unknown = sorted(str(key) for key in item if key not in KEYS)
+    unknown = sorted(str(key)[:40] for key in item if key not in KEYS)
     if unknown:
         problems.append(f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(KEYS)}")
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
         problems.append("content must be a non-empty string")
+    elif len(content) > MAX_CONTENT:
+        problems.append(f"content is {len(content):,} characters, at most {MAX_CONTENT}")
     if item.get("status") not in STATUSES:
         problems.append(f"status {item.get('status')!r} is not one of {', '.join(STATUSES)}")
     if "active_form" in item and not isinstance(item["active_form"], str):
         problems.append("active_form must be a string")
+    elif len(item.get("active_form", "")) > MAX_CONTENT:
+        problems.append(f"active_form is longer than {MAX_CONTENT} characters: shorten it")
     return problems
 
 
@@ -140,7 +149,7 @@ class TodoList:
         """Replace the list with `items` and return it rendered; ValueError leaves it as it was."""
         problems = problems_with(items)
         if problems:
-            raise ValueError("the todo list was not changed: " + "; ".join(problems))
+            raise ValueError(cap_output("the todo list was not changed: " + "; ".join(problems)))
         self._items = [
             {key: item[key].strip() for key in KEYS if key in item} for item in items
         ]
@@ -160,7 +169,7 @@ def render(items: list[dict[str, str]]) -> str:
         text = item["content"]
         if item["status"] == "in_progress" and item.get("active_form"):
             text = item["active_form"]
-        lines.append(f"{MARKS[item['status']]} {text}")
+        lines.append(f"{MARKS[item['status']]} {' '.join(text.split())}")  # one line, always
     return "\n".join(lines)
 
 
@@ -194,8 +203,11 @@ def plan_updates(messages: list[Message]) -> list[tuple[int, list[dict[str, str]
         turn += 1
         accepted = _accepted_calls(messages[index + 1] if index + 1 < len(messages) else None)
         for call in tool_uses(message):
-            if call["name"] == "todo_write" and call["id"] in accepted:
-                updates.append((turn, TodoList(call["input"]["items"]).items))
+            items = call["input"].get("items") if isinstance(call["input"], dict) else None
+            # A result marked accepted for a list that breaks the rules (an id the provider
+            # repeated, a session file edited by hand) is not taken for the plan.
+            if call["name"] == "todo_write" and call["id"] in accepted and not problems_with(items):
+                updates.append((turn, TodoList(items).items))
     return updates
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from llm import Console, Message, Model, ModelError
 from llm.cassette import for_child
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
+from machine import stop_running_commands
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, TodoList, latest_plan, reminder_due
 
@@ -43,6 +44,7 @@ from .subagents import (
     StoppableModel,
     child_report,
     find_type,
+    first_line,
 )
 
 SYSTEM = """You are a coding agent working in a project directory on the user's machine.
@@ -101,7 +103,7 @@ def run(
         """Run a child of `agent_type` on `prompt`, from nothing; its report is the result."""
         child_kind = find_type(agent_type)
         child_console = console.child(description)
-        child_console.note(f"▶ {agent_type} agent: {prompt.splitlines()[0][:100]}")
+        child_console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
         child = run(
             prompt,
             model=StoppableModel(for_child(model, call_id), stop_children),
@@ -149,10 +151,11 @@ def run(
             # Children start first and work side by side, in threads; the other calls run
             # here meanwhile, and every result is taken in the order of the calls.
             stop_children.clear()  # a Ctrl-C of an earlier turn does not stop this turn's
-            started = {c["id"]: CHILDREN.submit(run_call, c) for c in calls if c["name"] == "task"}
-            for call in calls:
+            tasks = [number for number, call in enumerate(calls) if call["name"] == "task"]
+            started = {number: CHILDREN.submit(run_call, calls[number]) for number in tasks}
+            for number, call in enumerate(calls):
                 console.tool_call(call["name"], call["input"])
-                child = started.get(call["id"])
+                child = started.get(number)
                 result = finish(child, stop_children, console) if child else run_call(call)
                 if call["name"] == "todo_write" and not result.is_error:
                     console.listing(result.content)  # the person watches the plan move
@@ -191,7 +194,8 @@ def run(
 
 def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -> ToolResult:
     """A child's result.  Ctrl-C meanwhile asks every child to stop at its next model call,
-    and their results then say they were interrupted; a second Ctrl-C stops waiting.
+    and their results then say they were interrupted; a second Ctrl-C kills the commands
+    still running and stops waiting.
 
     While it waits, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: raised in the
     middle of the future's own locking, the exception could leave a lock held for ever.
@@ -201,8 +205,13 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
 
     def first_ctrl_c(signum: int, frame: object) -> None:
         stop.set()
-        console.warn("stopping the child agents (Ctrl-C again to stop waiting)")
+        console.warn("stopping the child agents (Ctrl-C again to stop their commands too)")
+        signal.signal(signal.SIGINT, second_ctrl_c)
+
+    def second_ctrl_c(signum: int, frame: object) -> None:
+        stop_running_commands()  # a child's command would hold the program until it ends
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, first_ctrl_c)
     try:

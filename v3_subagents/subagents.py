@@ -21,7 +21,7 @@ from llm import Message, Model, Reply, RunResult, Usage
 from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
-from machine import ToolError
+from machine import ToolError, cap_output
 from v2_todos.todos import PlanRunResult
 
 CHILD_TURNS = 20  # a child that has not finished in 20 turns is lost; the parent decides
@@ -98,11 +98,22 @@ def find_type(name: str) -> AgentType:
     return AGENT_TYPES[name]
 
 
+def first_line(prompt: str) -> str:
+    """The prompt's first line, for the log; a ToolError for an empty prompt, which the
+    child could do nothing with."""
+    lines = prompt.strip().splitlines()
+    if not lines:
+        raise ToolError("the prompt is empty: write the whole subtask for the child in it")
+    return lines[0]
+
+
 def child_report(kind: str, child: RunResult) -> str:
     """What the parent gets back: the child's final text and a one-line footer.
 
     A child that did not finish (turn limit, provider error, Ctrl-C) is an error result:
     the parent reads why, and what the child had said so far, and decides what next.
+    The report is capped as a command's output is (`cap_output`): a child that writes
+    a 5 MB answer must not flood the parent's context it was meant to keep small.
     """
     usage = child.usage
     footer = (
@@ -110,13 +121,13 @@ def child_report(kind: str, child: RunResult) -> str:
         f"{'≈' if usage.estimated else ''}{usage.input_tokens + usage.output_tokens:,} tokens]"
     )
     if child.stop == "done":
-        return f"{child.answer}\n\n{footer}"
+        return f"{cap_output(child.answer)}\n\n{footer}"
     said = [text_of(m["content"]) for m in child.messages if m["role"] == "assistant"]
     last = next((text for text in reversed(said) if text and not text.startswith("[")), "")
     reason = child.error or child.stop
     raise ToolError(
         f"the {kind} agent stopped without finishing ({reason}). "
-        + (f"Its last words: {last}\n\n" if last else "")
+        + (f"Its last words: {cap_output(last)}\n\n" if last else "")
         + footer
     )
 

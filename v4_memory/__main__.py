@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from llm import Console, Model
+from llm import Console, Model, ModelError
 from llm.cassette import read_cassette
 from llm.cli import Chapter, UsageError, main
 from llm.console import shown_path
@@ -52,14 +52,14 @@ def flags(parser: argparse.ArgumentParser) -> None:
 
 def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Console) -> dict:
     """Open the session every run of this command line works in: resumed, or a new one."""
-    if args.demo and (args.resume or args.resume_latest):
+    if args.demo and (args.resume is not None or args.resume_latest):
         raise UsageError("--demo starts its own session: drop --continue and --resume")
     if args.context_budget is not None and args.context_budget < 1000:
         raise UsageError("--context-budget must be 1000 tokens or more")
-    store = SessionStore(workdir / SESSIONS_DIR)
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
     try:
-        if args.resume or args.resume_latest:
-            session = store.open(args.resume or latest_id(store))
+        if args.resume is not None or args.resume_latest:
+            session = store.open(latest_id(store) if args.resume is None else args.resume)
             console.note(f"resumed session {session.id}: {len(session.messages())} messages")
             for repair in session.repairs:
                 console.warn(f"repaired: {repair}")
@@ -81,7 +81,8 @@ def latest_id(store: SessionStore) -> str:
 
 
 def list_sessions(state: dict[str, Any], _: str) -> str:
-    store = SessionStore(state["session"].path.parent)
+    session = state["session"]
+    store = SessionStore(session.path.parent, workdir=workdir_of(session))
     rows = [
         f"{'*' if info.id == state['session'].id else ' '} {info.id}  "
         f"{info.last_active:%Y-%m-%d %H:%M}  {info.messages:>4} messages  {info.first_line[:50]}"
@@ -94,7 +95,9 @@ def resume(state: dict[str, Any], session_id: str) -> str:
     if not session_id:
         return "/resume ID: /sessions lists the ids"
     try:
-        session = SessionStore(state["session"].path.parent).open(session_id)
+        current = state["session"]
+        store = SessionStore(current.path.parent, workdir=workdir_of(current))
+        session = store.open(session_id)
     except SessionError as error:
         return str(error)
     state["session"].close()
@@ -107,7 +110,10 @@ def compact(state: dict[str, Any], _: str) -> str:
     model, session = state["model"], state["session"]
     budget = state["context_budget"] or default_budget(model.name)
     system = assemble(layers(workdir_of(session), model.name))
-    done = ContextWindow(model, session, budget).compact_now(system, TOOLS)
+    try:
+        done = ContextWindow(model, session, budget).compact_now(system, TOOLS)
+    except (ModelError, SessionError) as error:  # the prompt stays: the person may try again
+        return f"/compact failed, nothing was changed: {error}"
     if done is None:
         return "nothing to summarise yet"
     return f"compacted: {done.detail}, ≈{done.tokens_before:,} → ≈{done.tokens_after:,} tokens"

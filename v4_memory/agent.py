@@ -37,7 +37,14 @@ from v3_subagents.agent import CHILDREN, finish
 from v3_subagents.agent import MAIN as CHAPTER_3_MAIN
 from v3_subagents.agent import run as run_child
 from v3_subagents.search import SEARCH_HANDLERS
-from v3_subagents.subagents import AgentType, Child, StoppableModel, child_report, find_type
+from v3_subagents.subagents import (
+    AgentType,
+    Child,
+    StoppableModel,
+    child_report,
+    find_type,
+    first_line,
+)
 
 from .context import ContextWindow, SessionRunResult, continuation, default_budget
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
@@ -113,13 +120,18 @@ def run(
     workdir = Path(workdir)
     own_session = session is None
     meta = {"model": model.name, "chapter": "v4_memory"}
-    session = session or SessionStore(workdir / SESSIONS_DIR).create(meta)
-    memory = MemoryStore(workdir / HOME)
+    session = session or SessionStore(workdir / SESSIONS_DIR, workdir=workdir).create(meta)
+    memory = MemoryStore(workdir / HOME, workdir=workdir)
+    for problem in memory.problems:
+        console.warn(f"memory: {problem}")
     recalled = memory.search(task, k=RECALL)  # what long-term memory knows of this task
     if recalled:
         console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
     session.append({"role": "user", "content": task})
-    skills = skills_index(find_skills(workdir)[0])  # once a run: parsing them takes time
+    found, skipped = find_skills(workdir)  # once a run: parsing them takes time
+    for problem in skipped:
+        console.warn(f"skill {problem}")
+    skills = skills_index(found)
     budget = context_budget or default_budget(model.name)
     system = ""  # rebuilt before every call; the flush before a summary uses the latest
 
@@ -141,7 +153,7 @@ def run(
         """Run a chapter 3 child of `agent_type` on `prompt`, from nothing, in memory only."""
         child_kind = find_type(agent_type)
         child_console = console.child(description)
-        child_console.note(f"▶ {agent_type} agent: {prompt.splitlines()[0][:100]}")
+        child_console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
         child = run_child(
             prompt,
             model=StoppableModel(for_child(model, call_id), stop_children),
@@ -207,10 +219,11 @@ def run(
             # Children start first and work side by side, in threads; the other calls run
             # here meanwhile, and every result is taken in the order of the calls.
             stop_children.clear()  # a Ctrl-C of an earlier turn does not stop this turn's
-            started = {c["id"]: CHILDREN.submit(run_call, c) for c in calls if c["name"] == "task"}
-            for call in calls:
+            tasks = [number for number, call in enumerate(calls) if call["name"] == "task"]
+            started = {number: CHILDREN.submit(run_call, calls[number]) for number in tasks}
+            for number, call in enumerate(calls):
                 console.tool_call(call["name"], call["input"])
-                child = started.get(call["id"])
+                child = started.get(number)
                 outcome = finish(child, stop_children, console) if child else run_call(call)
                 if call["name"] == "todo_write" and not outcome.is_error:
                     console.listing(outcome.content)  # the person watches the plan move
@@ -246,4 +259,3 @@ def run(
 
     session.close_turn([], f"stopped after {max_turns} turns")
     return result("max_turns")
-

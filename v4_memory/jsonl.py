@@ -12,7 +12,10 @@ that make a crash harmless are few:
 - `load` keeps every line that decodes, drops the torn last line, skips an
   undecodable line in the middle, and says what it did in `problems`.
 
-Nothing is ever rewritten in place: the file only grows.
+Nothing is ever rewritten in place: the file only grows.  Both functions open the
+file through chapter 1's opener for the agent's own files (`open_agent_file`): never
+through a link, only a regular file, and only inside `workdir` (by default the file's
+own folder), since a cloned repository may ship any of these files.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from machine import BINARY, read_at
+from machine import open_agent_file, read_agent_file, read_at
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Loaded:
 
     records: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    size: int = 0  # bytes read
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -39,14 +43,17 @@ def encode(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def append(path: str | Path, record: dict[str, Any], *, sync: bool = True) -> None:
+def append(
+    path: str | Path, record: dict[str, Any], *, sync: bool = True, workdir: Path | None = None
+) -> None:
     """Add `record` as the last line of `path`, creating the file if needed.
 
     `sync=False` skips the fsync: faster, but a power cut may lose the last records
     (a process crash cannot, since the data is already in the kernel).
     """
     data = encode(record)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | BINARY, 0o644)
+    path = Path(path)
+    fd = open_agent_file(workdir or path.parent, path, create=True, append=True)
     try:
         if _ends_torn(fd):
             data = b"\n" + data  # close the torn line, so this record stands alone
@@ -65,19 +72,23 @@ def _ends_torn(fd: int) -> bool:
     return size > 0 and read_at(fd, 1, size - 1) != b"\n"
 
 
-def load(path: str | Path) -> Loaded:
-    """Every record that can be read, in order; what could not be read goes to `problems`."""
+def load(path: str | Path, *, workdir: Path | None = None) -> Loaded:
+    """Every record that can be read, in order; what could not be read goes to `problems`.
+
+    Raises ToolError for a file that may not be read at all (a link, not a regular file).
+    """
     path = Path(path)
-    data = path.read_bytes()
+    data = read_agent_file(workdir or path.parent, path)
     lines = data.split(b"\n")
-    loaded = Loaded()
+    loaded = Loaded(size=len(data))
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         torn = number == len(lines)  # the piece after the last newline: its write never ended
         try:
             record = json.loads(raw)
-        except ValueError:  # UnicodeDecodeError is a ValueError too
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too;
+            # RecursionError: valid JSON nested deeper than Python's stack, such as 200,000 `[`
             what = "torn last line dropped" if torn else "undecodable line skipped"
             loaded.problems.append(f"{path.name}:{number}: {what} ({len(raw)} bytes)")
             continue

@@ -18,13 +18,18 @@ index in place, and a search never reads the files again.
 
 An id names the day it was learned and its place in that day's log
 (`m-20261130-0007`): short enough for a model to copy without a typo, readable
-aloud, sorted by date, and it tells a person which file to open.
+aloud, sorted by date, and it tells a person which file to open.  Past the
+9,999th memory of a day the number grows a digit, so ids are put in order by
+`recency`, which reads the number as a number, never by comparing them as text.
 
 Search ranks with BM25 over the tokens of `tokenize`: English words, lower-cased
-with a tiny plural rule, and Chinese as single characters plus pairs of
-neighbouring characters, since Chinese is written without spaces between words.
-One writer at a time: a second store opened on the same root sees everything
-written before it opened, not what is added after.
+with a tiny plural rule, and Chinese, Japanese and Korean as single characters plus
+pairs of neighbouring characters, since they are written without spaces between words.
+
+Several writers may share a root (two terminals in one project, or two stores in one
+process): `add` and `forget` take a lock on `memory/.lock`, first read what the others
+appended since, then number and write their record, so no two memories get one id.
+A search sees what was added elsewhere from the next `add` or `forget` on.
 """
 
 from __future__ import annotations
@@ -35,13 +40,14 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from llm import Message, Model
+from machine import ToolError, agent_files, cap_output, hold
 from v4_memory import jsonl
 
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
@@ -50,9 +56,15 @@ CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
 K1 = 1.2  # term saturation: a second occurrence adds less than the first, a tenth almost nothing
 B = 0.75  # length normalisation: 0 ignores length, 1 fully scales a term's weight by it
 
-# Han characters: the CJK Unified Ideographs, Extension A and the compatibility block.
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-TOKEN_PATTERN = re.compile(f"(?P<han>[{HAN}]+)|(?P<word>[^\\W_{HAN}]+)")
+# Scripts written without spaces between words: Han characters (the CJK Unified
+# Ideographs, Extension A, the compatibility block), Japanese kana, Korean Hangul.
+CJK = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\u3041-\u3096\u30a1-\u30fa\u30fc\u31f0-\u31ff"  # hiragana, katakana, prolonged sound
+    "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"  # Hangul jamo and syllables
+)
+TOKEN_PATTERN = re.compile(f"(?P<cjk>[{CJK}]+)|(?P<word>[^\\W_{CJK}]+)")
+SHOWN_TEXT = 2_000  # characters of one memory that a search shows; the rest is cut, and said
 POSSESSIVE = re.compile(r"['’]s\b")
 
 
@@ -70,7 +82,9 @@ def tokenize(text: str) -> list[str]:
     - A run of Han characters gives each character and each pair of neighbours, so
       the query `咖啡` (`咖`, `啡`, `咖啡`) meets `用户喜欢喝咖啡` without knowing
       where its words begin.  Pairs keep order (`喜欢` is not `欢喜`); single
-      characters still match when a query shares no pair.
+      characters still match when a query shares no pair.  Japanese kana and Korean
+      Hangul are treated the same way (`コーヒー`, `커피`), and so is a run that
+      mixes them with Han characters.
 
     >>> tokenize("The user's tests; 喜欢咖啡")
     ['the', 'user', 'test', '喜', '欢', '咖', '啡', '喜欢', '欢咖', '咖啡']
@@ -78,7 +92,7 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     text = POSSESSIVE.sub("", unicodedata.normalize("NFKC", text).lower())
     for match in TOKEN_PATTERN.finditer(text):
-        if match.lastgroup == "han":
+        if match.lastgroup == "cjk":
             tokens += han_grams(match.group())
         else:
             tokens.append(singular(match.group()))
@@ -86,7 +100,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def han_grams(run: str) -> list[str]:
-    """Every character of a run of Han text, then every pair of neighbouring characters."""
+    """Every character of a run of CJK text, then every pair of neighbouring characters."""
     return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
@@ -199,8 +213,15 @@ class InvertedIndex:
             for memory_id, count in postings.items():
                 share = bm25_term(weight, count, self.lengths[memory_id], average_length)
                 scores[memory_id] = scores.get(memory_id, 0.0) + share
-        # Ties go to the larger id, i.e. the more recent memory.
-        return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], item[0]))
+        # Ties go to the more recent memory.
+        return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], recency(item[0])))
+
+
+def recency(memory_id: str) -> tuple[str, int, str]:
+    """The order of ids by when they were made: by day, then by number as a number, so
+    `m-20261130-10000` comes after `m-20261130-9999` (as text it would come before)."""
+    day, _, number = memory_id.removeprefix("m-").partition("-")
+    return day, int(number) if number.isdigit() else -1, memory_id
 
 
 # --- The store ----------------------------------------------------------------------------
@@ -227,13 +248,22 @@ class MemoryStore:
     `sync=False` skips the fsync of each write: much faster for bulk loading, at
     the risk of losing the last memories to a power cut (not to a crash).
     `clock` gives the current time; it decides ids, timestamps and the log file.
+    `workdir` is the folder no log may lead out of (by default `root`): logs are read
+    by chapter 1's rules for the agent's own files, so a log that is a link, a FIFO
+    or a folder is skipped with a note in `problems`, never followed.
     """
 
     def __init__(
-        self, root: str | Path, *, sync: bool = True, clock: Callable[[], datetime] = _now
+        self,
+        root: str | Path,
+        *,
+        sync: bool = True,
+        clock: Callable[[], datetime] = _now,
+        workdir: str | Path | None = None,
     ) -> None:
         self.root = Path(root)
         self.logs = self.root / "memory"
+        self.workdir = Path(workdir or root)
         self.sync = sync
         self.clock = clock
         self.memories: dict[str, dict[str, Any]] = {}  # live memories by id, as in the log
@@ -241,11 +271,48 @@ class MemoryStore:
         self.problems: list[str] = []  # what loading had to skip or repair, one line each
         self._by_terms: dict[frozenset[str], str] = {}  # distinct terms -> id, for dedup
         self._last_number: dict[str, int] = {}  # day "20261130" -> highest number used
-        for path in sorted(self.logs.glob("*.jsonl")):
-            loaded = jsonl.load(path)
-            self.problems += loaded.problems
-            for record in loaded.records:
+        self._read: dict[str, tuple[int, int]] = {}  # log -> (bytes, records) replayed
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Replay what was appended to the logs since the last look, by this store or another.
+
+        A log only grows, so the records after the ones already replayed are new; its
+        size tells whether it changed at all.
+        """
+        paths, skipped = agent_files(self.workdir, self.logs, "*.jsonl")
+        for note in skipped:
+            if note not in self.problems:
+                self.problems.append(note)
+        for path in paths:
+            size, replayed = self._read.get(path.name, (-1, 0))
+            with contextlib.suppress(OSError):
+                if path.stat().st_size == size:
+                    continue
+            try:
+                loaded = jsonl.load(path, workdir=self.workdir)
+            except (ToolError, OSError) as error:
+                note = f"{path.name}: skipped, {error}"
+                if note not in self.problems:
+                    self.problems.append(note)
+                continue
+            if path.name not in self._read:
+                self.problems += loaded.problems
+            for record in loaded.records[replayed:]:
                 self._replay(record, path.name)
+            self._read[path.name] = (loaded.size, len(loaded.records))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the lock of the logs, with every record the other writers appended replayed."""
+        lock = self.logs / ".lock"
+        try:  # inside the work directory: a lock planted as a link is refused
+            held = hold(lock, wait=True, inside=self.workdir)  # held for one append only
+        except OSError as error:
+            raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
+        with held:
+            self._catch_up()
+            yield
 
     def __len__(self) -> int:
         return len(self.memories)
@@ -265,18 +332,19 @@ class MemoryStore:
         tokens = tokenize(text)
         if not tokens:
             raise ValueError(f"memory text {text!r} has no words to find it by")
-        duplicate = self._by_terms.get(frozenset(tokens))
-        if duplicate is not None:
-            return duplicate
-        now = self.clock()
-        record = {
-            "id": self._next_id(now),
-            "ts": now.isoformat(timespec="seconds"),
-            "category": category,
-            "text": text,
-        }
-        self._write(now, record)  # disk first: if it fails, memory and disk still agree
-        self._keep(record, tokens)
+        with self._writing():
+            duplicate = self._by_terms.get(frozenset(tokens))
+            if duplicate is not None:
+                return duplicate
+            now = self.clock()
+            record = {
+                "id": self._next_id(now),
+                "ts": now.isoformat(timespec="seconds"),
+                "category": category,
+                "text": text,
+            }
+            self._write(now, record)  # disk first: if it fails, memory and disk still agree
+            self._keep(record, tokens)
         return record["id"]
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
@@ -293,14 +361,15 @@ class MemoryStore:
 
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""
-        if not isinstance(memory_id, str) or memory_id not in self.memories:
-            raise KeyError(
-                f"no memory with id {memory_id!r} (never stored, or already forgotten); "
-                "search first to see the ids"
-            )
-        now = self.clock()
-        self._write(now, {"forget": memory_id, "ts": now.isoformat(timespec="seconds")})
-        self._drop(memory_id)
+        with self._writing():
+            if not isinstance(memory_id, str) or memory_id not in self.memories:
+                raise KeyError(
+                    f"no memory with id {memory_id!r} (never stored, or already forgotten); "
+                    "search first to see the ids"
+                )
+            now = self.clock()
+            self._write(now, {"forget": memory_id, "ts": now.isoformat(timespec="seconds")})
+            self._drop(memory_id)
 
     def _replay(self, record: dict[str, Any], source: str) -> None:
         """Apply one record read from a log, as `add` or `forget` applied it when written."""
@@ -336,8 +405,16 @@ class MemoryStore:
         return f"m-{day}-{self._last_number[day]:04d}"
 
     def _write(self, now: datetime, record: dict[str, Any]) -> None:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        jsonl.append(self.logs / f"{now:%Y-%m-%d}.jsonl", record, sync=self.sync)
+        """Append one record to the day's log, and count it as read: it is this store's own."""
+        path = self.logs / f"{now:%Y-%m-%d}.jsonl"
+        try:
+            jsonl.append(path, record, sync=self.sync, workdir=self.workdir)
+        except OSError as error:  # a full disk, a read-only folder: one line, nothing lost
+            raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
+        size, replayed = self._read.get(path.name, (0, 0))
+        with contextlib.suppress(OSError):
+            size = path.stat().st_size
+        self._read[path.name] = (size, replayed + 1)
 
 
 def _checked_text(text: Any) -> str:
@@ -392,10 +469,20 @@ def render_hits(hits: list[Hit]) -> str:
     """One line per hit, the same for the model and the terminal."""
     if not hits:
         return "no memory matches"
-    return "\n".join(
-        f"{hit.id}  {hit.category:<10}  {hit.score:5.2f}  {' '.join(hit.text.split())}"
-        for hit in hits
+    return cap_output(
+        "\n".join(
+            f"{hit.id}  {hit.category:<10}  {hit.score:5.2f}  {shown_text(hit.text)}"
+            for hit in hits
+        )
     )
+
+
+def shown_text(text: str) -> str:
+    """A memory on one line, at most SHOWN_TEXT characters, saying so when it was cut."""
+    text = " ".join(text.split())
+    if len(text) <= SHOWN_TEXT:
+        return text
+    return f"{text[:SHOWN_TEXT]} [… cut: {len(text) - SHOWN_TEXT:,} more characters]"
 
 
 # --- the memory flush ------------------------------------------------------------------
@@ -429,7 +516,7 @@ def flush(model: Model, system: str, view: list[Message], store: MemoryStore) ->
     for block in reply.content:
         if block.get("type") == "tool_use" and block.get("name") == "memory_write":
             args = block.get("input") or {}
-            with contextlib.suppress(ValueError, TypeError):  # a fact it wrote badly is lost
+            with contextlib.suppress(ValueError, TypeError, ToolError):  # a bad fact is lost
                 saved.append(store.add(args.get("text", ""), args.get("category", "note")))
     return saved
 

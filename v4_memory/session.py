@@ -52,7 +52,15 @@ from typing import Any
 
 from llm.result import close_open_turn, text_of, tool_uses
 from llm.types import Block, Message
-from machine import Lock, LockBusy, hold
+from machine import (
+    Lock,
+    LockBusy,
+    ToolError,
+    agent_files,
+    hold,
+    make_agent_folder,
+    read_agent_file,
+)
 
 from . import jsonl
 
@@ -61,7 +69,7 @@ SCHEMA = 1  # the header's version; a file from a newer version is refused, not 
 CHAPTER = "v4_memory"
 INTERRUPTED = "interrupted before a result was recorded"
 LOST_START = "[the start of this conversation could not be read]"
-_ID = re.compile(r"[\w-]+")  # no `/` or `.`, so an id cannot name a file outside the store
+_ID = re.compile(r"[\w-]{1,100}")  # no `/` or `.`, so an id cannot name a file outside the store
 _RESERVED = ("type", "schema", "id", "created")
 
 
@@ -96,18 +104,28 @@ class SessionStore:
 
     `sync=False` skips the fsync after each line: a crash of the process still loses
     nothing (the data is in the kernel already), a power cut may lose the last lines.
+    `workdir` is the folder no session file may lead out of (by default `root`): the
+    files are opened by chapter 1's rules for the agent's own files, never through a
+    link, so a cloned repository cannot make a session write into `~/.bashrc`.
     """
 
-    def __init__(self, root: str | Path, *, sync: bool = True) -> None:
+    def __init__(
+        self, root: str | Path, *, sync: bool = True, workdir: str | Path | None = None
+    ) -> None:
         self.root = Path(root)
         self.sync = sync
+        self.workdir = Path(workdir or root)
+        self.skipped: list[str] = []  # files `list` could not use, one line each
 
     def create(self, meta: dict[str, Any] | None = None) -> Session:
         """Start a new session; `meta` adds to its header (`model`, `chapter`, …)."""
         meta = meta or {}
         if clash := [key for key in _RESERVED if key in meta]:
             raise ValueError(f"the header sets {', '.join(clash)} itself; leave them out of meta")
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            make_agent_folder(self.workdir, self.root)
+        except (ToolError, OSError) as error:
+            raise SessionError(f"cannot keep sessions in {self.root}: {_reason(error)}") from None
         session_id = _new_id()
         while self._path(session_id).exists():  # two sessions started in the same second
             session_id = _new_id()
@@ -121,9 +139,9 @@ class SessionStore:
             "chapter": CHAPTER,
             **meta,
         }
-        session = Session(self._path(session_id), sync=self.sync)
+        session = Session(self._path(session_id), sync=self.sync, workdir=self.workdir)
         try:
-            jsonl.append(session.path, header, sync=self.sync)
+            session._write(header)
         except BaseException:
             session.close()
             raise
@@ -132,13 +150,18 @@ class SessionStore:
 
     def open(self, session_id: str) -> Session:
         """Load a session to continue it, repaired; refused while another process has it."""
+        if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
+            raise SessionNotFound(
+                f"{str(session_id)[:40]!r} is not a session id (letters, digits, '-' and '_', "
+                "at most 100): /sessions lists them, --continue resumes the latest"
+            )
         path = self._path(session_id)
-        if not _ID.fullmatch(session_id) or not path.is_file():
+        if not path.is_file():
             raise SessionNotFound(
                 f"no session {session_id!r} in {self.root}: "
                 "/sessions lists them, --continue resumes the latest"
             )
-        session = Session(path, sync=self.sync)
+        session = Session(path, sync=self.sync, workdir=self.workdir)
         try:
             session._load()
         except BaseException:
@@ -148,14 +171,18 @@ class SessionStore:
 
     def list(self) -> list[SessionInfo]:
         """Every session, the most recently active first."""
-        infos = [_info(path) for path in self.root.glob("*.jsonl")]
+        paths, self.skipped = agent_files(self.workdir, self.root, "*.jsonl")
+        infos = []
+        for path in paths:
+            try:
+                infos.append(_info(self.workdir, path))
+            except (ToolError, OSError) as error:
+                self.skipped.append(f"{path}: skipped, {_reason(error)}")
         return sorted(infos, key=lambda info: info.last_active, reverse=True)
 
     def latest(self) -> SessionInfo | None:
         """The most recently active session, or None when there is none yet."""
-        paths = self.root.glob("*.jsonl")
-        newest = max(paths, key=lambda path: path.stat().st_mtime_ns, default=None)
-        return _info(newest) if newest else None
+        return next(iter(self.list()), None)
 
     def _path(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
@@ -169,12 +196,13 @@ class Session:
     seventh message line of the file).
     """
 
-    def __init__(self, path: Path, *, sync: bool = True) -> None:
+    def __init__(self, path: Path, *, sync: bool = True, workdir: Path | None = None) -> None:
         self.path = path
         self.id = path.stem
+        self.workdir = workdir or path.parent
         self.header: dict[str, Any] = {}
         self.repairs: list[str] = []
-        self._lock: Lock | None = _lock(path)
+        self._lock: Lock | None = _lock(self.workdir, path)
         self._sync = sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
         self._written: list[Message] = []  # every message line, as written: the full record
@@ -195,7 +223,10 @@ class Session:
 
     def _load(self) -> None:
         """Replay the file: the header, then each message and compaction, in order."""
-        loaded = jsonl.load(self.path)
+        try:
+            loaded = jsonl.load(self.path, workdir=self.workdir)
+        except (ToolError, OSError) as error:
+            raise SessionError(f"session {self.id} cannot be read: {_reason(error)}") from None
         self.repairs = loaded.problems
         records = loaded.records
         if records and records[0].get("type") == "session":
@@ -236,7 +267,7 @@ class Session:
         # Decoded from its own encoding: the history holds what a reload would read,
         # with no list shared with the caller that could change after the write.
         message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
-        jsonl.append(self.path, message, sync=self._sync)
+        self._write(message)
         self._stored += 1
         self._written.append(message)
         _mend(self._history, message, self._stored)  # notes not kept: loading reports them
@@ -271,7 +302,7 @@ class Session:
         _check_compaction(self._history, upto, summary_message)
         summary = {"role": "user", "content": summary_message["content"]}
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
-        jsonl.append(self.path, record, sync=self._sync)
+        self._write(record)
         _compact(self._history, upto, record["summary"])
         self.compactions += 1
 
@@ -294,19 +325,33 @@ class Session:
         else:
             self.repairs.append(f"record of unknown type {kind!r} skipped")
 
+    def _write(self, record: dict[str, Any]) -> None:
+        """One line, or a SessionError in one line: a full disk or a read-only folder loses
+        nothing already written, and what was not written is not in the history either."""
+        try:
+            jsonl.append(self.path, record, sync=self._sync, workdir=self.workdir)
+        except (ToolError, OSError) as error:
+            raise SessionError(f"session {self.id} cannot be saved: {_reason(error)}") from None
+
     def _check_open(self) -> None:
         if self._lock is None:
             raise SessionError(f"session {self.id} is closed: open it again to add to it")
 
 
-def _lock(session_path: Path) -> Lock:
+def _reason(error: Exception) -> str:
+    """An error in a few words: the OS's own text for an OSError (`No space left on device`)."""
+    return (error.strerror if isinstance(error, OSError) else None) or str(error)
+
+
+def _lock(workdir: Path, session_path: Path) -> Lock:
     """Lock `<id>.lock` for as long as this process has the session open.
 
     The lock cannot outlive its holder: a process that ends, even by `kill -9`, lets
     the next `open` take it (how, on each system, is `machine.locks`' business).
     """
-    try:
-        return hold(session_path.with_suffix(".lock"))  # refuses at once, never waits
+    lock = session_path.with_suffix(".lock")
+    try:  # inside the work directory: a lock file planted as a link to ~/.bashrc is refused
+        return hold(lock, inside=workdir)  # refuses at once, never waits
     except LockBusy as busy:
         holder = busy.holder
         who = "this process" if holder == str(os.getpid()) else f"another process (pid {holder})"
@@ -314,6 +359,9 @@ def _lock(session_path: Path) -> Lock:
             f"session {session_path.stem} is open in {who}: "
             "close it there first, or start a new session"
         ) from None
+    except (ToolError, OSError) as error:
+        reason = _reason(error)
+        raise SessionError(f"session {session_path.stem} cannot be locked: {reason}") from None
 
 
 def _new_id() -> str:
@@ -408,11 +456,38 @@ def _shape_problem(message: Any) -> str:
         kind = block["type"]
         if kind in ("tool_use", "tool_result") and kind != own:
             return f"a {message['role']} message cannot hold a {kind} block"
-        if kind == "tool_use" and not (isinstance(block.get("id"), str) and "name" in block):
-            return "a tool_use block needs an id and a name"
-        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-            return "a tool_result block needs a tool_use_id"
+        if problem := _block_problem(block):
+            return problem
     return ""
+
+
+def _block_problem(block: dict[str, Any]) -> str:
+    """Why a block of a known type has fields of the wrong type, or "": a line of the right
+    JSON shape but odd content (`"text": 5`, a string `input`) must not crash a resume."""
+    kind = block["type"]
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return "a text block needs its text as a string"
+    if kind == "tool_use" and not (
+        isinstance(block.get("id"), str)
+        and isinstance(block.get("name"), str)
+        and isinstance(block.get("input"), dict)
+    ):
+        return "a tool_use block needs an id and a name (strings) and an input object"
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if not isinstance(block.get("tool_use_id"), str):
+            return "a tool_result block needs a tool_use_id"
+        if not isinstance(content, (str, list)) or (
+            isinstance(content, list) and any(_block_problem_any(part) for part in content)
+        ):
+            return "a tool_result block's content must be text or a list of blocks"
+    return ""
+
+
+def _block_problem_any(block: Any) -> str:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return "every block must be an object with a type"
+    return _block_problem(block)
 
 
 def _check_compaction(history: list[Message], upto: Any, summary: Any) -> None:
@@ -448,9 +523,9 @@ def _compact(history: list[Message], upto: int, summary: Message) -> None:
 # --- Listing ---------------------------------------------------------------------------------
 
 
-def _info(path: Path) -> SessionInfo:
+def _info(workdir: Path, path: Path) -> SessionInfo:
     """What `/sessions` shows about one file, found without decoding every line."""
-    data = path.read_bytes()
+    data = read_agent_file(workdir, path)
     last_active = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
     header = _decode_line(data, 0)
     try:
@@ -471,6 +546,6 @@ def _decode_line(data: bytes, start: int) -> dict[str, Any]:
     end = data.find(b"\n", start)
     try:
         record = json.loads(data[start : end if end >= 0 else len(data)])
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return record if isinstance(record, dict) else {}

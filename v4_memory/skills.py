@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from llm.tokens import estimate_text, estimate_tool
-from machine import ToolError
+from machine import ToolError, read_agent_file
 
 BUNDLED = Path(__file__).parent / "skills"
 HOME_SKILLS = Path(".agent", "skills")  # inside the work directory
@@ -126,12 +126,18 @@ def skill_from(text: str, folder: Path) -> Skill:
     return Skill(name, description, body, folder / "SKILL.md")
 
 
-def read_skill(folder: Path) -> Skill:
-    """The skill in `folder`; ValueError or OSError if its SKILL.md cannot be used."""
+def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
+    """The skill in `folder`; ValueError, ToolError or OSError if its SKILL.md cannot be used.
+
+    SKILL.md is read by chapter 1's rules for the agent's own files: inside `workdir`
+    (by default the skill's folder), never through a link, a regular file of at most
+    MAX_SKILL_BYTES, since a cloned repository may ship any `.agent/skills/`.
+    """
     path = folder / "SKILL.md"
-    data = path.read_bytes()
-    if len(data) > MAX_SKILL_BYTES:
-        raise ValueError(f"SKILL.md is {len(data):,} bytes, at most {MAX_SKILL_BYTES:,}")
+    try:
+        data = read_agent_file(workdir or folder, path, MAX_SKILL_BYTES)
+    except ToolError as error:
+        raise ValueError(str(error)) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -147,11 +153,11 @@ def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
     """
     skills: dict[str, Skill] = {}
     problems: list[str] = []
-    for root in (BUNDLED, Path(workdir) / HOME_SKILLS):
+    for boundary, root in ((BUNDLED, BUNDLED), (Path(workdir), Path(workdir) / HOME_SKILLS)):
         folders = sorted(root.iterdir()) if root.is_dir() else []
         for folder in (folder for folder in folders if folder.is_dir()):
             try:
-                skill = read_skill(folder)
+                skill = read_skill(folder, boundary)
             except FileNotFoundError:
                 problems.append(f"{folder}: skipped, it has no SKILL.md")
             except (ValueError, OSError) as error:

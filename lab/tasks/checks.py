@@ -5,7 +5,10 @@ after the agent has finished, and decides from real evidence: the checker's own 
 of the tests, run against the agent's source; a file the agent had to write; the
 last line of its answer.  It never trusts the workspace's tests, which the agent
 could edit or delete: `run_hidden_tests` copies only the named source files out of
-the workspace, next to the task's `hidden/` tests, and runs those.
+the workspace, next to the task's `hidden/` tests, and runs those.  Nor does it
+trust what the agent's code prints: the verdict comes from the runner's exit status
+and a result file outside the workspace.  A file the agent had to write is read as
+a regular file inside the workspace (`read_answer_file`), never through a link.
 
 The lab runs every checker in a child process with a timeout (`lab/tasks/__main__.py`),
 so a checker that hangs or crashes costs one "not solved", with the reason, and
@@ -14,6 +17,7 @@ never the comparison.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,8 +25,9 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from machine import SECRET_VARIABLES, run
+from machine import SECRET_VARIABLES, ToolError, read_agent_file, run
 
 TEST_TIMEOUT = 60  # seconds for one run of a task's hidden tests
 
@@ -35,48 +40,95 @@ class Verdict:
     detail: str
 
 
+SOURCE_LIMIT = 10_000_000  # bytes of one source or answer file the checker reads
+
+# The hidden tests run in the agent's code's own process, which can print anything
+# (`Ran 9 tests ... OK`) and end as it likes.  So the verdict comes from what this
+# runner writes to a result file in a folder of the checker's, outside the scratch
+# copy, after the last test, together with the exit status; the printed report is
+# only shown.
+RUNNER = """
+import json, sys, unittest
+result_path = sys.argv.pop(1)
+suite = unittest.defaultTestLoader.discover(".", top_level_dir=".")
+result = unittest.TextTestRunner(verbosity=2).run(suite)
+failed = [test.id().rsplit(".", 1)[-1] for test, _ in result.failures + result.errors]
+loaded = not any(test.id().startswith("unittest.loader.") for test, _ in result.errors)
+with open(result_path, "w") as file:
+    json.dump({"ran": result.testsRun, "failed": failed, "loaded": loaded}, file)
+sys.exit(0 if result.wasSuccessful() else 1)
+"""
+
+
 def run_hidden_tests(
     workspace: Path, hidden: Path, sources: list[str], timeout: float = TEST_TIMEOUT
 ) -> Verdict:
-    """Run the tests in `hidden/` against the files `sources` names, copied from the workspace.
+    """Run the tests in `hidden/` against the modules `sources` names, copied from the workspace.
 
-    Only those files leave the workspace: a test file, a `conftest.py` or a fake
-    `unittest.py` the agent left there never reaches the run.
+    Only those files leave the workspace, each a regular file read inside it (never
+    through a link, `read_answer_file`), and a folder is refused: a task names every
+    module, so a test file, a `conftest.py` or a fake `unittest.py` the agent left
+    there, in a package or beside it, never reaches the run.
     """
     with tempfile.TemporaryDirectory(prefix="lab-check-") as folder:
-        scratch = Path(folder)
+        scratch, results = Path(folder) / "run", Path(folder) / "result"
+        scratch.mkdir()
+        results.mkdir()
         for name in sources:
-            source = workspace / name
-            if source.is_symlink():  # it could point at anything, the checker's own tests too
-                return Verdict(False, f"{name} is a symbolic link; the checker takes real files")
-            if source.is_dir():
-                shutil.copytree(source, scratch / name, symlinks=True, ignore=_caches)
-            elif source.is_file():
-                (scratch / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, scratch / name)
-            else:
-                return Verdict(False, f"{name} is missing from the workspace")
+            try:
+                data = read_answer_file(workspace, name, text=False)
+            except AnswerFileError as error:
+                return Verdict(False, str(error))
+            (scratch / name).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / name).write_bytes(data)
         shutil.copytree(hidden, scratch, dirs_exist_ok=True, ignore=_caches)
-        command = [sys.executable, "-B", "-m", "unittest", "discover", "-v", "-t", ".", "-s", "."]
+        result_file = results / "result.json"
+        command = [sys.executable, "-B", "-c", RUNNER, str(result_file)]
         code, output = run_limited(command, scratch, timeout)
+        report = _result(result_file)
     if code is None:
         return Verdict(False, f"the hidden tests did not finish in {timeout:g} s")
-    return unittest_verdict(code, output)
+    return hidden_verdict(code, report, output)
 
 
-def unittest_verdict(code: int, output: str) -> Verdict:
-    """Read unittest's report: how many tests ran, and which failed."""
-    ran = re.search(r"^Ran (\d+) tests?", output, re.MULTILINE)
-    total = int(ran.group(1)) if ran else 0
-    # A test with subtests is reported once per failing subtest: count it once.
-    failed = list(dict.fromkeys(re.findall(r"^(?:FAIL|ERROR): (\w+)", output, re.MULTILINE)))
+def _result(path: Path) -> dict[str, Any] | None:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def hidden_verdict(code: int, report: dict[str, Any] | None, output: str) -> Verdict:
+    """The verdict from the runner's exit status and its result file; `output` only explains."""
+    last = (output.strip().splitlines()[-1:] or ["no output"])[0][:160]
+    if report is None:
+        return Verdict(False, f"the hidden tests ended before reporting a result: {last}")
+    total, failed = report.get("ran", 0), list(dict.fromkeys(report.get("failed", [])))
     if code == 0 and total and not failed:
         return Verdict(True, f"all {total} hidden tests pass")
-    if not total:
-        last = output.strip().splitlines()[-1:] or ["no output"]
-        return Verdict(False, f"the hidden tests could not run: {last[0][:160]}")
-    names = ", ".join(failed) or "see the test output"
+    if not total or not report.get("loaded", True):
+        return Verdict(False, f"the hidden tests could not run: {last}")
+    names = ", ".join(map(str, failed)) or "see the test output"
     return Verdict(False, f"{len(failed) or 'some'} of {total} hidden tests fail: {names}")
+
+
+class AnswerFileError(ValueError):
+    """A file the checker needs from the workspace that it may not use; says why."""
+
+
+def read_answer_file(workspace: Path, name: str, *, text: bool = True) -> Any:
+    """A file the agent left, read as a regular file inside the workspace, never through a
+    link (which could point at the checker's own answer), at most SOURCE_LIMIT bytes."""
+    try:
+        data = read_agent_file(workspace, workspace / name, SOURCE_LIMIT)
+    except FileNotFoundError:
+        raise AnswerFileError(f"{name} is missing from the workspace") from None
+    except ToolError as error:
+        raise AnswerFileError(f"{name} cannot be used: {error}") from None
+    except OSError as error:
+        raise AnswerFileError(f"{name} cannot be read: {error.strerror or error}") from None
+    return data.decode("utf-8", errors="replace") if text else data
 
 
 def run_limited(command: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:

@@ -6,16 +6,16 @@ make_logs.py), so editing the logs in the workspace changes nothing.
 
 from pathlib import Path
 
-from lab.tasks.checks import Verdict
+from lab.tasks.checks import AnswerFileError, Verdict, read_answer_file
 
 EXPECTED = set((Path(__file__).parent / "hidden" / "stuck.txt").read_text().split())
 
 
 def check(workspace: Path, answer: str) -> Verdict:
-    path = workspace / "stuck.txt"
-    if not path.is_file():
-        return Verdict(False, "there is no stuck.txt in the workspace")
-    listed = set(path.read_text(encoding="utf-8", errors="replace").split())
+    try:  # a regular file in the workspace: a link could point at the checker's own list
+        listed = set(read_answer_file(workspace, "stuck.txt").split())
+    except AnswerFileError as error:
+        return Verdict(False, str(error))
     missing, extra = sorted(EXPECTED - listed), sorted(listed - EXPECTED)
     if not missing and not extra:
         return Verdict(True, f"stuck.txt lists all {len(EXPECTED)} stuck orders")

@@ -9,7 +9,7 @@ same module-level function, and be short, since the shared code has left it.
 import ast
 from pathlib import Path
 
-from lab.tasks.checks import Verdict, run_hidden_tests
+from lab.tasks.checks import Verdict, read_answer_file, run_hidden_tests
 
 HIDDEN = Path(__file__).parent / "hidden"
 SUMMARIES = ("sales_summary", "refund_summary", "stock_summary")
@@ -20,7 +20,7 @@ def check(workspace: Path, answer: str) -> Verdict:
     verdict = run_hidden_tests(workspace, HIDDEN, sources=["report.py"])
     if not verdict.solved:
         return verdict
-    problem = structure_problem((workspace / "report.py").read_text(encoding="utf-8"))
+    problem = structure_problem(read_answer_file(workspace, "report.py"))
     return Verdict(False, problem) if problem else verdict
 
 

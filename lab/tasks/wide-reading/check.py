@@ -10,7 +10,14 @@ from pathlib import Path
 from lab.tasks.checks import Verdict, run_hidden_tests
 
 HIDDEN = Path(__file__).parent / "hidden"
+# Every module of the package, by name: a test module the agent adds to the package
+# stays in the workspace.
+MODULES = [
+    "__init__", "catalog", "cli", "currency", "customers", "discounts", "invoice", "lines",
+    "money", "numbering", "render", "storage", "tax", "validate",
+]  # fmt: skip
 
 
 def check(workspace: Path, answer: str) -> Verdict:
-    return run_hidden_tests(workspace, HIDDEN, sources=["invoicing"])
+    sources = [f"invoicing/{module}.py" for module in MODULES]
+    return run_hidden_tests(workspace, HIDDEN, sources=sources)

@@ -1,0 +1,345 @@
+"""Chapter 4 in a folder a stranger prepared: what it reads and writes there, by itself.
+
+A cloned repository can ship any `.agent/`: links to the person's own files, FIFOs,
+folders where files should be, deeply nested JSON.  A second process can write the
+same memory.  None of it may reach outside the work directory, hang, crash or lose
+anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from llm.cassette import ReplayModel, read_cassette
+from llm.errors import CassetteError
+from machine import OUTPUT_LIMIT, ToolError, open_agent_file, read_agent_file
+from tests.scripted import text, write_cassette
+from v4_memory.agent import run
+from v4_memory.memory import MemoryStore, recency, render_hits, tokenize
+from v4_memory.session import SESSIONS_DIR, SessionError, SessionNotFound, SessionStore
+
+DONE = ([text("Done.")], "end_turn")
+HOME = Path(".agent")
+
+
+def chapter4(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "v4_memory", *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    """A work directory and, beside it, a file of the person's that must stay untouched."""
+    workdir, outside = tmp_path / "clone", tmp_path / "home"
+    workdir.mkdir()
+    outside.mkdir()
+    (outside / ".bashrc").write_text("export PATH=$HOME/bin:$PATH\n")
+    return workdir, outside
+
+
+def one_run(workdir: Path, task: str = "hello") -> str:
+    model = ReplayModel(write_cassette(workdir.parent / "c.jsonl", [DONE]))
+    return run(task, model=model, workdir=workdir).session_id
+
+
+# --- the opener ---------------------------------------------------------------------
+
+
+def test_a_lock_file_linked_to_a_file_outside_is_never_truncated(places) -> None:
+    workdir, outside = places
+    session_id = one_run(workdir)
+    lock = workdir / SESSIONS_DIR / f"{session_id}.lock"
+    lock.unlink()
+    lock.symlink_to(outside / ".bashrc")
+    done = chapter4(
+        "--continue", "--model", f"replay:{workdir.parent / 'c.jsonl'}", "go on", cwd=workdir
+    )
+    assert done.returncode != 0 and "link" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert (outside / ".bashrc").read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+def test_a_session_file_linked_outside_is_neither_read_nor_appended_to(places) -> None:
+    workdir, outside = places
+    secret = outside / "secret.jsonl"
+    secret.write_text('{"role":"user","content":"the key is 1234"}\n')
+    (workdir / SESSIONS_DIR).mkdir(parents=True)
+    (workdir / SESSIONS_DIR / "20260101-000000-aaaaaa.jsonl").symlink_to(secret)
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
+    with pytest.raises(SessionError, match="link"):
+        store.open("20260101-000000-aaaaaa")
+    assert store.list() == [] and "link" in store.skipped[0]
+    assert secret.read_text() == '{"role":"user","content":"the key is 1234"}\n'
+
+
+@pytest.mark.parametrize("folder", ["sessions", "memory"])
+def test_a_linked_agent_folder_is_not_written_outside(places, folder: str) -> None:
+    workdir, outside = places
+    (workdir / HOME).mkdir()
+    (workdir / HOME / folder).symlink_to(outside, target_is_directory=True)
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
+    memory = MemoryStore(workdir / HOME, workdir=workdir)
+    if folder == "sessions":
+        with pytest.raises(SessionError, match="outside the work directory"):
+            store.create()
+    else:
+        with pytest.raises(ToolError, match="outside the work directory"):
+            memory.add("The deploy runs on Fridays.", "project")
+    assert sorted(path.name for path in outside.iterdir()) == [".bashrc"]
+
+
+def test_a_session_folder_named_like_a_session_does_not_break_the_list(places) -> None:
+    workdir, _ = places
+    session_id = one_run(workdir)
+    (workdir / SESSIONS_DIR / "broken.jsonl").mkdir()
+    os.mkfifo(workdir / SESSIONS_DIR / "fifo.jsonl")
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
+    assert [info.id for info in store.list()] == [session_id]
+    assert len(store.skipped) == 2 and all("not a regular file" in s for s in store.skipped)
+
+
+def test_a_memory_log_that_is_a_fifo_or_a_device_link_is_skipped_with_a_note(places) -> None:
+    workdir, _ = places
+    logs = workdir / HOME / "memory"
+    logs.mkdir(parents=True)
+    os.mkfifo(logs / "2026-01-01.jsonl")
+    (logs / "2026-01-02.jsonl").symlink_to("/dev/zero")
+    (logs / "2026-01-03.jsonl").write_text(
+        '{"id":"m-20260103-0001","ts":"","category":"note","text":"Kept."}\n'
+    )
+    store = MemoryStore(workdir / HOME, workdir=workdir)  # returns: nothing hangs or fills memory
+    assert len(store) == 1 and len(store.problems) == 2
+
+
+def test_skills_that_are_links_devices_or_fifos_are_skipped_and_reported(places) -> None:
+    workdir, outside = places
+    skills = workdir / HOME / "skills"
+    for name in ("zero", "fifo", "outside"):
+        (skills / name).mkdir(parents=True)
+    (skills / "zero" / "SKILL.md").symlink_to("/dev/zero")
+    os.mkfifo(skills / "fifo" / "SKILL.md")
+    (outside / "outside").mkdir()
+    (outside / "outside" / "SKILL.md").write_text(
+        "---\nname: outside\ndescription: Loaded from outside.\n---\nDo it.\n"
+    )
+    (skills / "outside" / "SKILL.md").symlink_to(outside / "outside" / "SKILL.md")
+    model = ReplayModel(write_cassette(workdir.parent / "c.jsonl", [DONE]))
+    from llm import Console
+    from v4_memory.skills import find_skills
+
+    found, skipped = find_skills(workdir)
+    assert "outside" not in found and len(skipped) == 3
+    notes: list[str] = []
+    console = Console(quiet=True)
+    console.warn = notes.append  # type: ignore[method-assign]
+    run("hello", model=model, workdir=workdir, console=console)
+    assert sum("skill" in note and "skipped" in note for note in notes) == 3
+
+
+def test_the_opener_refuses_links_fifos_and_oversized_files(tmp_path: Path) -> None:
+    (tmp_path / "big").write_bytes(b"x" * 101)
+    (tmp_path / "link").symlink_to(tmp_path / "big")
+    os.mkfifo(tmp_path / "fifo")
+    assert read_agent_file(tmp_path, tmp_path / "big", 101) == b"x" * 101
+    with pytest.raises(ToolError, match="larger than 100"):
+        read_agent_file(tmp_path, tmp_path / "big", 100)
+    with pytest.raises(ToolError, match="symbolic link"):
+        open_agent_file(tmp_path, tmp_path / "link", create=True, append=True)
+    with pytest.raises(ToolError, match="named pipe"):
+        read_agent_file(tmp_path, tmp_path / "fifo")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_session_folder_gives_one_line_and_keeps_what_was_written(places) -> None:
+    workdir, _ = places
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
+    session = store.create()
+    session.append({"role": "user", "content": "first"})
+    session.path.chmod(0o444)
+    try:
+        with pytest.raises(SessionError, match="cannot be saved: Permission denied"):
+            session.append({"role": "assistant", "content": "second"})
+    finally:
+        session.path.chmod(0o644)
+    assert [m["content"] for m in session.messages()] == ["first"]
+
+
+def test_a_full_disk_gives_one_line_and_keeps_what_was_written(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    store = SessionStore(tmp_path)
+    session = store.create()
+    session.append({"role": "user", "content": "first"})
+    # The opener refuses a device, which is the point; the write path's OSError is the
+    # same one a full disk gives, so a memory log is made to fail on the disk instead.
+    memory = MemoryStore(tmp_path / "m")
+    memory.add("The first fact stays.", "note")
+    (tmp_path / "m" / "memory").chmod(0o500)
+    try:
+        if os.geteuid() != 0:
+            with pytest.raises(ToolError, match="memory cannot be written"):
+                memory.add("A second fact.", "note")
+    finally:
+        (tmp_path / "m" / "memory").chmod(0o700)
+    assert len(MemoryStore(tmp_path / "m")) == 1
+
+
+# --- two writers of one memory --------------------------------------------------------
+
+
+def test_two_stores_in_one_process_lose_no_memory(tmp_path: Path) -> None:
+    first, second = MemoryStore(tmp_path, sync=False), MemoryStore(tmp_path, sync=False)
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def add(store: MemoryStore, start: int) -> None:
+        for n in range(start, start + 50):
+            memory_id = store.add(f"Fact number {n} is about server {n}.", "project")
+            with lock:
+                ids.append(memory_id)
+
+    threads = [threading.Thread(target=add, args=(s, n)) for s, n in ((first, 0), (second, 50))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(set(ids)) == 100
+    reopened = MemoryStore(tmp_path)
+    assert len(reopened) == 100 and reopened.problems == []
+
+
+def test_two_processes_lose_no_memory(tmp_path: Path) -> None:
+    script = (
+        "import sys\nfrom v4_memory.memory import MemoryStore\n"
+        "store = MemoryStore(sys.argv[1], sync=False)\n"
+        "for n in range(int(sys.argv[2]), int(sys.argv[2]) + 50):\n"
+        "    store.add(f'Fact number {n} is about server {n}.', 'project')\n"
+    )
+    workers = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(start)])
+        for start in (0, 50)
+    ]
+    assert [worker.wait(timeout=120) for worker in workers] == [0, 0]
+    store = MemoryStore(tmp_path)
+    assert len(store) == 100 and store.problems == []
+
+
+def test_ids_past_the_9999th_of_a_day_still_sort_by_recency() -> None:
+    assert recency("m-20261130-10000") > recency("m-20261130-9999")
+    assert recency("m-20261201-0001") > recency("m-20261130-10000")
+
+
+def test_the_newest_of_two_equal_memories_wins_past_9999(tmp_path: Path) -> None:
+    logs = tmp_path / "memory"
+    logs.mkdir()
+    rows = [
+        {"id": f"m-20261130-{n}", "ts": "", "category": "note", "text": f"Port {n} is open."}
+        for n in ("9999", "10000")
+    ]
+    (logs / "2026-11-30.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    hits = MemoryStore(tmp_path).search("port open", k=1)
+    assert [hit.id for hit in hits] == ["m-20261130-10000"]
+
+
+# --- hostile JSON ---------------------------------------------------------------------
+
+
+def test_a_deeply_nested_line_is_a_bad_line_in_a_log(tmp_path: Path) -> None:
+    logs = tmp_path / "memory"
+    logs.mkdir()
+    good = '{"id":"m-20260101-0001","ts":"","category":"note","text":"Kept."}\n'
+    (logs / "2026-01-01.jsonl").write_text("[" * 200_000 + "\n" + good)
+    store = MemoryStore(tmp_path)
+    assert len(store) == 1 and "undecodable" in store.problems[0]
+
+
+def test_a_deeply_nested_line_is_refused_by_a_cassette_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"format": "cassette/1"}\n' + "[" * 200_000 + "\n")
+    with pytest.raises(CassetteError, match=r"c\.jsonl:2: JSON nested too deeply"):
+        read_cassette(path)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "text", "text": 5},
+        {"type": "tool_use", "id": "t1", "name": "bash", "input": "ls"},
+        {"type": "tool_use", "id": "t1", "name": 7, "input": {}},
+    ],
+)
+def test_blocks_of_odd_content_are_bad_lines_on_resume(tmp_path: Path, block: dict) -> None:
+    store = SessionStore(tmp_path)
+    with store.create() as session:
+        session.append({"role": "user", "content": "hello"})
+    with session.path.open("a") as file:
+        file.write(json.dumps({"role": "assistant", "content": [block]}) + "\n")
+    with store.open(session.id) as resumed:
+        assert [m["role"] for m in resumed.messages()] == ["user"]
+        assert any("skipped" in repair for repair in resumed.repairs)
+
+
+def test_a_resume_of_a_session_with_odd_blocks_runs(places) -> None:
+    tmp_path, _ = places
+    session_id = one_run(tmp_path)
+    path = tmp_path / SESSIONS_DIR / f"{session_id}.jsonl"
+    with path.open("a") as file:
+        file.write('{"role":"user","content":[{"type":"text","text":5}]}\n')
+    done = chapter4("--continue", "--model", f"replay:{tmp_path.parent / 'c.jsonl'}", "more",
+                    cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# --- the command line ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("session_id", ["", "x" * 300])
+def test_a_resume_id_that_cannot_be_one_is_refused_in_one_line(places, session_id: str) -> None:
+    tmp_path, _ = places
+    one_run(tmp_path)
+    cassette = f"replay:{tmp_path.parent / 'c.jsonl'}"
+    done = chapter4("--resume", session_id, "--model", cassette, "go", cwd=tmp_path)
+    assert done.returncode != 0 and "is not a session id" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    with pytest.raises(SessionNotFound):
+        SessionStore(tmp_path / SESSIONS_DIR).open(session_id)
+
+
+def test_a_compact_that_fails_is_reported_and_the_prompt_goes_on(places) -> None:
+    tmp_path, _ = places
+    cassette = write_cassette(tmp_path.parent / "c.jsonl", [DONE])  # no summary section
+    done = chapter4(
+        "--model", f"replay:{cassette}", cwd=tmp_path,
+        stdin="hello\n/compact\n/todos\n/exit\n",
+    )  # fmt: skip
+    assert "/compact failed, nothing was changed" in done.stdout
+    assert "Todos: (none)" in done.stdout and "Traceback" not in done.stderr
+
+
+# --- the tokenizer ------------------------------------------------------------------
+
+
+def test_japanese_and_korean_are_found_like_chinese(tmp_path: Path) -> None:
+    assert "コー" in tokenize("コーヒーが好き") and "커피" in tokenize("커피를 좋아해요")
+    store = MemoryStore(tmp_path, sync=False)
+    japanese = store.add("ユーザーはコーヒーが好きです。", "preference")
+    korean = store.add("사용자는 커피를 좋아합니다.", "preference")
+    assert [hit.id for hit in store.search("コーヒー")] == [japanese]
+    assert [hit.id for hit in store.search("커피")] == [korean]
+
+
+def test_a_huge_memory_is_found_cut_and_says_so(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path, sync=False)
+    store.add("deploy " + "word " * 2_000_000, "note")
+    shown = render_hits(store.search("deploy"))
+    assert len(shown.encode()) <= OUTPUT_LIMIT + 200 and "cut" in shown
