@@ -1,7 +1,7 @@
 """Run code as a system without POSIX's extras would: `python tests/posixless.py -m MOD ARGS`.
 
 Before anything of the course is imported, it takes away what Windows lacks: the
-`fcntl` module, process groups and sessions (`os.setsid`, `os.killpg`), `SIGKILL`,
+`fcntl` module, process groups and sessions (`os.setsid`, `os.killpg`),
 `O_NOFOLLOW` and `O_NONBLOCK`, `pread` and `pwrite`, the owner and mode calls on open
 files, and user ids.  With `--no-proc`, it also hides /proc from the machine package,
 as on macOS.  Whatever still runs uses the fallbacks in `machine/`; a call that was
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import runpy
-import signal
 import sys
 from pathlib import Path
 
@@ -27,7 +26,6 @@ def take_away(*, no_proc: bool) -> None:
     for name in TAKEN_FROM_OS:
         if hasattr(os, name):
             delattr(os, name)
-    del signal.SIGKILL
     if no_proc:
         import machine.processes
 
