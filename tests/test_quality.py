@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,9 @@ def imported_packages(package: str) -> set[str]:
 
 def test_layers_point_one_way() -> None:
     chapters = sorted(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())
-    assert not imported_packages("llm") & {"lab", *chapters}, "llm imports nothing of ours"
+    ours = {"lab", "llm", "machine", *chapters}
+    assert not imported_packages("llm") & ours - {"llm"}, "llm imports nothing of ours"
+    assert not imported_packages("machine") & ours - {"machine"}, "machine imports nothing of ours"
     for index, chapter in enumerate(chapters):
         imported = imported_packages(chapter)
         assert "lab" not in imported, f"{chapter} imports lab"
@@ -42,6 +45,24 @@ def test_layers_point_one_way() -> None:
         if chapter == "v0_react_text":
             later -= {"v1_tool_loop"}  # chapter 0 borrows chapter 1's tools, on purpose
         assert not imported & later, f"{chapter} imports a later chapter"
+
+
+OPERATING_SYSTEM_CALLS = re.compile(
+    r"\bimport (fcntl|msvcrt|gc|psutil|selectors)\b|os\.(killpg|setsid|pread|pwrite|O_NOFOLLOW"
+    r"|O_NONBLOCK|fchown|getuid)\b|/proc\b|start_new_session|signal\.SIGKILL"
+)
+
+
+def test_the_differences_between_systems_stay_in_machine() -> None:
+    """Chapters and the lab ask `machine` for what differs between Linux, macOS and Windows."""
+    found = []
+    for path in sorted(REPO.glob("[lv]*/**/*.py")):
+        if "demo" in path.parts or path.parts[len(REPO.parts)] in ("llm", "machine"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OPERATING_SYSTEM_CALLS.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
 
 
 def test_agent_loops_stay_short() -> None:
