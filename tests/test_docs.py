@@ -216,7 +216,7 @@ def test_readme_and_introduction_list_the_same_chapters() -> None:
 def test_code_paths_named_in_docs_exist() -> None:
     for doc in DOCS:
         for name in re.findall(
-            r"`((?:llm|lab|v\d_\w+|tests)/[\w/.-]+\.(?:py|jsonl|md))`",
+            r"`((?:llm|machine|lab|v\d_\w+|tests)/[\w/.-]+\.(?:py|jsonl|md))`",
             doc.read_text(encoding="utf-8"),
         ):
             assert (REPO / name).exists(), f"{relative(doc)} names missing {name}"
@@ -236,7 +236,7 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
 
 # --- quoted code -------------------------------------------------------------------------
 
-SOURCE_LABEL = re.compile(r"# ((?:llm|lab|tests|v\d_\w+)/[\w/]+\.py)\b")
+SOURCE_LABEL = re.compile(r"# ((?:llm|machine|lab|tests|v\d_\w+)/[\w/]+\.py)\b")
 
 
 def source_lines(path: Path | None = None) -> set[str]:
