@@ -31,6 +31,7 @@ CHAPTER_FLAGS = {
     "--quiet",
     "--demo",
     "--strict",
+    "--copy-demo",
     "--help",
     "-h",
 }
