@@ -1080,7 +1080,7 @@ def main(argv: list[str] | None = None) -> int:
             text = doc.read_text(encoding="utf-8")
             new = updated(text, language_of(doc))
             if new != text:
-                doc.write_text(new, encoding="utf-8")
+                doc.write_text(new, encoding="utf-8", newline="\n")  # LF, as .gitattributes says
                 print(f"updated {doc.relative_to(REPO)}")
         return 0
     if args.check:

@@ -174,4 +174,4 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a model: keep it as a \u escape
         text = json.dumps(document, indent=1)
-    path.write_text(text + "\n", encoding="utf-8")
+    path.write_text(text + "\n", encoding="utf-8", newline="\n")

@@ -448,4 +448,4 @@ def _open_partial(path: Path) -> tuple[Path, TextIO]:
         fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".partial", dir=path.parent)
     except OSError as exc:
         raise CassetteError(f"cannot record to {path}: {exc.strerror}") from None
-    return Path(name), os.fdopen(fd, "w", encoding="utf-8")
+    return Path(name), os.fdopen(fd, "w", encoding="utf-8", newline="\n")  # LF on Windows too
