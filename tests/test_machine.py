@@ -261,3 +261,9 @@ def test_a_checkout_with_crlf_conversion_reads_back_byte_for_byte(tmp_path: Path
         cwd=converted, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0 and "── done" in done.stdout, shown(done)
+    tests = ["tests/test_cassette.py", "tests/test_docs.py", "tests/test_jsonl.py"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=converted, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, shown(done)
