@@ -24,11 +24,12 @@ from pathlib import Path
 import pytest
 
 from llm.cassette import ReplayModel
+from machine import ToolError
 from machine.commands import NO_BASH, find_bash
 from machine.files import read_text, write_text
 from tests.test_tools import is_running
 from v1_tool_loop.agent import run
-from v1_tool_loop.sandbox import ToolError, safe_path
+from v1_tool_loop.sandbox import safe_path
 
 REPO = Path(__file__).resolve().parent.parent
 POSIXLESS = [sys.executable, str(REPO / "tests" / "posixless.py")]
