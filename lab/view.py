@@ -357,6 +357,8 @@ def load_document(path: Path) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ViewError(f"{path} is not JSON ({error.msg}, line {error.lineno})") from None
+    except RecursionError:  # valid JSON nested deeper than Python's stack
+        raise ViewError(f"{path} is JSON nested too deeply to read") from None
     if not isinstance(document, dict) or document.get("format") != report.FORMAT:
         raise ViewError(
             f"{path} is not a {report.FORMAT} file: write one with python -m lab compare --json"

@@ -243,7 +243,7 @@ def test_a_small_window_stops_chapters_0_to_2_on_the_long_task_but_not_3_or_4(
     assert [record.chapter for record in keeping] == CHAPTERS[:3]
     for record in keeping:
         assert not record.solved and record.stop == "error"
-        assert record.verdict == "there is no stuck.txt in the workspace"
+        assert record.verdict == "stuck.txt is missing from the workspace"
         assert "the context window is 16,000 (--window)" in record.error
         assert record.peak_context <= 16_000, "every request the model answered fitted"
     assert delegating.chapter == "v3_subagents"

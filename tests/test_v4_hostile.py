@@ -174,23 +174,38 @@ def test_a_read_only_session_folder_gives_one_line_and_keeps_what_was_written(pl
 
 
 def test_a_full_disk_gives_one_line_and_keeps_what_was_written(tmp_path: Path) -> None:
-    if not Path("/dev/full").exists():
-        pytest.skip("no /dev/full here")
-    store = SessionStore(tmp_path)
-    session = store.create()
-    session.append({"role": "user", "content": "first"})
-    # The opener refuses a device, which is the point; the write path's OSError is the
-    # same one a full disk gives, so a memory log is made to fail on the disk instead.
-    memory = MemoryStore(tmp_path / "m")
-    memory.add("The first fact stays.", "note")
-    (tmp_path / "m" / "memory").chmod(0o500)
+    """A file-size limit makes the next write fail as a full disk does, even for root."""
+    script = """
+import resource, signal, sys
+from v4_memory.memory import MemoryStore
+from v4_memory.session import SessionError, SessionStore
+from v1_tool_loop.sandbox import ToolError
+store = SessionStore(sys.argv[1])
+session = store.create()
+session.append({"role": "user", "content": "first"})
+memory = MemoryStore(sys.argv[1])
+memory.add("The first fact stays.", "note")
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+for write in (lambda: session.append({"role": "assistant", "content": "x" * 4096}),
+              lambda: memory.add("y " * 4096 + "second", "note")):
     try:
-        if os.geteuid() != 0:
-            with pytest.raises(ToolError, match="memory cannot be written"):
-                memory.add("A second fact.", "note")
-    finally:
-        (tmp_path / "m" / "memory").chmod(0o700)
-    assert len(MemoryStore(tmp_path / "m")) == 1
+        write()
+    except (SessionError, ToolError) as error:
+        print(error)
+print(session.id)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    saved, memorised, session_id = done.stdout.strip().splitlines()
+    assert saved.startswith(f"session {session_id} cannot be saved: File too large")
+    assert memorised == "memory cannot be written: File too large"
+    with SessionStore(tmp_path).open(session_id) as session:
+        assert [m["content"] for m in session.messages()] == ["first"]
+    assert len(MemoryStore(tmp_path)) == 1
 
 
 # --- two writers of one memory --------------------------------------------------------

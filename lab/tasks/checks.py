@@ -94,7 +94,7 @@ def run_hidden_tests(
 def _result(path: Path) -> dict[str, Any] | None:
     try:
         report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return report if isinstance(report, dict) else None
 
