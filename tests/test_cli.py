@@ -40,7 +40,7 @@ def agent(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.Comp
         capture_output=True,
         text=True,
         env=environment,
-        timeout=120,
+        timeout=600,
     )
 
 
@@ -224,7 +224,7 @@ def test_ctrl_c_in_the_interactive_prompt_stops_the_turn_not_the_session(tmp_pat
         process.send_signal(signal.SIGINT)
         process.stdin.write("are you there?\n/exit\n")
         process.stdin.flush()
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 0
@@ -363,7 +363,7 @@ def test_an_interrupted_run_keeps_its_recording(tmp_path: Path) -> None:
     process, _ = start_slow_recording(tmp_path)
     try:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=30)
+        process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 1
@@ -375,7 +375,7 @@ def test_an_interrupted_run_keeps_its_recording(tmp_path: Path) -> None:
 def test_a_run_killed_hard_leaves_the_partial_file_it_named(tmp_path: Path) -> None:
     process, seen = start_slow_recording(tmp_path)
     process.kill()
-    process.communicate(timeout=30)
+    process.communicate(timeout=600)
     partial = tmp_path / re.search(r"written to (\S+\.partial) until the run ends", seen).group(1)
     assert partial.parent.resolve() == tmp_path.resolve()
     assert not (tmp_path / "run.jsonl").exists()
@@ -435,7 +435,7 @@ def test_a_task_that_is_not_utf8_is_one_line(
         cwd=tmp_path,
         capture_output=True,
         env={k: v for k, v in os.environ.items() if k not in KEYS},
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 2
     assert done.stderr.startswith(b"error: the task holds bytes that are not UTF-8")
@@ -458,7 +458,7 @@ def test_an_interactive_line_that_is_not_utf8_is_refused_and_the_prompt_goes_on(
         capture_output=True,
         env={k: v for k, v in os.environ.items() if k not in KEYS}
         | {"PYTHONIOENCODING": f"utf-8:{stdin_errors}"},
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert b"that line holds bytes that are not UTF-8" in done.stderr
@@ -563,7 +563,7 @@ def test_no_color_from_dotenv_is_obeyed(tmp_path: Path) -> None:
     shown = b""
     while chunk := _read_terminal(leader):
         shown += chunk
-    process.wait(timeout=60)
+    process.wait(timeout=600)
     os.close(leader)
     assert b"loaded ./.env: 1 setting (NO_COLOR)" in shown
     assert b"\x1b[" not in shown

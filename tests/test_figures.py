@@ -95,18 +95,19 @@ def test_two_measuring_runs_take_turns_in_the_scratch_folder() -> None:
     second_ran = []
 
     def second_run() -> None:
-        first_inside.wait()
-        with figures.scratch_folder():
-            second_ran.append(True)
+        if first_inside.wait(timeout=600):
+            with figures.scratch_folder():
+                second_ran.append(True)
 
-    thread = threading.Thread(target=second_run)
+    # A daemon, so that a failure here can never keep pytest from exiting.
+    thread = threading.Thread(target=second_run, daemon=True)
     thread.start()
     with figures.scratch_folder() as folder:
         (folder / "demo").write_text("in use")
         first_inside.set()
-        time.sleep(0.3)
+        time.sleep(0.3)  # time for the second run to reach the lock: it must wait there
         assert (folder / "demo").exists() and not second_ran
-    thread.join(timeout=10)
+    thread.join(timeout=600)
     assert second_ran == [True]
 
 

@@ -406,7 +406,7 @@ def test_the_memory_benchmark_prints_its_figures() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -425,7 +425,7 @@ def test_the_worked_example_prints_scores_that_match_the_store() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert re.findall(r"total: (\w) ", done.stdout) == ["A", "B"]  # pytest memory, coffee memory

@@ -325,7 +325,7 @@ import sys, time
 from v4_memory.session import SessionStore
 session = SessionStore(sys.argv[1]).open(sys.argv[2])
 print("open", flush=True)
-time.sleep(60)
+time.sleep(600)
 """
 
 TRY_OPEN = """
@@ -345,7 +345,7 @@ def start_python(code: str, *args: object, **options: object) -> subprocess.Pope
 
 def run_python(code: str, *args: object) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", code, *map(str, args)]
-    return subprocess.run(command, cwd=REPO, text=True, capture_output=True, timeout=20)
+    return subprocess.run(command, cwd=REPO, text=True, capture_output=True, timeout=600)
 
 
 def test_a_second_process_is_refused_while_the_first_has_the_session(tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_the_lock_of_a_killed_process_is_taken_over(tmp_path: Path) -> None:
             store.open(session.id)
     finally:
         holder.send_signal(signal.SIGKILL)
-        holder.wait(timeout=20)
+        holder.wait(timeout=600)
     lock = session.path.with_suffix(".lock")
     assert lock.read_text() == f"{holder.pid}\n", "the dead holder's lock file is still there"
     with store.open(session.id):
@@ -420,13 +420,13 @@ def test_kill_9_while_appending_loses_at_most_the_line_being_written(tmp_path: P
             pass
         acks = root / "acks"  # the writer notes each message once `append` has returned
         writer = start_python(APPEND_FOREVER, root, session.id, acks)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not (acks.exists() and acks.stat().st_size) and time.monotonic() < deadline:
             time.sleep(0.005)
         delay = rng.uniform(0.01, 0.25)
         time.sleep(delay)
         writer.send_signal(signal.SIGKILL)
-        assert writer.wait(timeout=20) == -signal.SIGKILL
+        assert writer.wait(timeout=600) == -signal.SIGKILL
         where = f"run {run}, killed {delay:.3f} s after its first append"
 
         loaded = jsonl.load(session.path)
@@ -507,7 +507,7 @@ def test_the_benchmark_prints_its_figures() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.lstrip()[:1].isdigit()]
