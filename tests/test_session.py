@@ -516,3 +516,23 @@ def test_the_benchmark_prints_its_figures() -> None:
     assert all(row[4] == "ms" and row[6] == "µs" and row[8] == "MB" for row in rows), done.stdout
     assert "load time per message (target < 50 µs, linear)" in done.stdout
     assert "store cost per turn at 1,000 messages (2 appends + messages()):" in done.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+def test_sessions_are_readable_by_their_owner_alone_whatever_the_umask(tmp_path: Path) -> None:
+    """On a shared server a session holds one learner's work: folder 0700, files 0600."""
+    previous = os.umask(0)  # the most permissive: the modes are the code's own
+    try:
+        store = SessionStore(tmp_path / "sessions")
+        with store.create() as session:
+            session.append({"role": "user", "content": "my secret plan"})
+            lock = session.path.with_suffix(".lock")
+            assert mode_of(lock) == 0o600
+    finally:
+        os.umask(previous)
+    assert mode_of(store.root) == 0o700
+    assert mode_of(session.path) == 0o600
+
+
+def mode_of(path: Path) -> int:
+    return path.stat().st_mode & 0o777

@@ -44,7 +44,7 @@ def append(path: str | Path, record: dict[str, Any], *, sync: bool = True) -> No
     (a process crash cannot, since the data is already in the kernel).
     """
     data = encode(record)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         if _ends_torn(fd):
             data = b"\n" + data  # close the torn line, so this record stands alone

@@ -336,7 +336,7 @@ class MemoryStore:
         return f"m-{day}-{self._last_number[day]:04d}"
 
     def _write(self, now: datetime, record: dict[str, Any]) -> None:
-        self.logs.mkdir(parents=True, exist_ok=True)
+        self.logs.mkdir(mode=0o700, parents=True, exist_ok=True)
         jsonl.append(self.logs / f"{now:%Y-%m-%d}.jsonl", record, sync=self.sync)
 
 

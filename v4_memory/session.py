@@ -108,7 +108,7 @@ class SessionStore:
         meta = meta or {}
         if clash := [key for key in _RESERVED if key in meta]:
             raise ValueError(f"the header sets {', '.join(clash)} itself; leave them out of meta")
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         session_id = _new_id()
         while self._path(session_id).exists():  # two sessions started in the same second
             session_id = _new_id()
@@ -326,7 +326,7 @@ def _lock(session_path: Path) -> int:
     it is not passed on to the commands the agent runs (Python opens files
     non-inheritable), so a server left running by the bash tool cannot hold it.
     """
-    fd = os.open(session_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(session_path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # NB: refuse at once, never wait
     except BlockingIOError:
