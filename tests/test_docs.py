@@ -14,6 +14,8 @@ import pytest
 
 from tests.markdown import without_code_blocks
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted(
     [
@@ -31,6 +33,7 @@ CHAPTER_FLAGS = {
     "--quiet",
     "--demo",
     "--strict",
+    "--copy-demo",
     "--help",
     "-h",
 }

@@ -24,6 +24,8 @@ from lab import plots
 from tests.conftest import PROVIDER_VARIABLES
 from tests.test_docs_zh import BANNED, CJK
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*/*.ipynb"))
 NAMES = sorted({path.name for path in NOTEBOOKS})
