@@ -40,7 +40,8 @@ def test_figure_in_doc_is_what_the_code_prints_now(block: figures.Block) -> None
         pytest.skip(f"{where(block)} was printed with another Python version; tool output differs")
     assert block.current == block.expected(), (
         f"{where(block)} is out of date: the code now prints something else. "
-        "Run `python -m lab.figures --update` and review the diff."
+        "Run `python -m lab.figures --update` and review the diff (if an exercise changed "
+        'the code, this is expected: `pytest -m "not docs"` runs the other tests alone).'
     )
 
 
