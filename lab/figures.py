@@ -32,8 +32,10 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, for_child, read_cassette
-from llm.cli import Chapter, fresh_folder
+from llm.cli import Chapter, copy_private, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
@@ -63,8 +65,14 @@ if TYPE_CHECKING:  # lab.runs imports this module
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
-SCRATCH = Path("/tmp/agent-course-figures")  # fixed, so measured figures repeat exactly
-SCRATCH_LOCK = Path("/tmp/agent-course-figures.lock")  # one measuring run at a time
+# The user's own folder for measuring runs, at a fixed place (see `scratch_folder`).
+# It is named by the user's id, padded so that every user's path costs the same tokens.
+USER_ID = os.getuid() if hasattr(os, "getuid") else 0
+MEASURING = Path("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()) / (
+    f"agent-course-figures-{USER_ID:010d}"
+)
+SCRATCH = MEASURING / "run"  # emptied for every measuring run
+SCRATCH_LOCK = MEASURING / "lock"  # one measuring run at a time
 STAMP = re.compile(r"<!-- printed with Python (\d+\.\d+) -->")
 UNITTEST_TIME = re.compile(r"(Ran \d+ tests? in )\d+\.\d+s")
 
@@ -179,12 +187,22 @@ def scratch_folder() -> Iterator[Path]:
     """An empty folder at a fixed place, for the demo runs a figure is measured from.
 
     Tool output holds the paths of the files it talks about (a traceback, say), and
-    real tool output is part of the token estimates: a random temporary folder would
-    change the figures a little on every run.  So the runs happen at one fixed path,
-    emptied first, where the demo's own folder is always the first numbered one.
-    Two checkouts measuring at once would empty it under each other's feet, so a lock
-    makes the second wait; the folder is removed when the run is done.
+    real tool output is part of the token estimates: a random temporary folder, or
+    one under TMPDIR, would change the figures with the machine and every run.  So
+    the runs happen at one fixed path, emptied first, where the demo's own folder is
+    always the first numbered one.  The path is the user's own (MEASURING, readable
+    by its owner alone), so students sharing a server neither block nor read each
+    other.  Two checkouts of one user measuring at once would empty it under each
+    other's feet, so a lock makes the second wait; the folder is removed when done.
     """
+    with contextlib.suppress(FileExistsError):
+        MEASURING.mkdir(mode=0o700)
+    found = MEASURING.lstat()
+    shared = hasattr(os, "getuid") and (found.st_uid != USER_ID or found.st_mode & 0o077)
+    if not stat.S_ISDIR(found.st_mode) or shared:  # Windows has no such modes to check
+        raise SystemExit(
+            f"{MEASURING} is not a private folder of yours: remove it, and measure again"
+        )
     lock = hold(SCRATCH_LOCK, wait=True)
     try:
         if SCRATCH.is_symlink():
@@ -207,7 +225,7 @@ def run_demo(name: str) -> DemoRun:
     model = WatchedModel(ReplayModel(demo.demo_cassette))
     with scratch_folder() as scratch:
         workdir = fresh_folder(f"{name}-demo-", scratch)
-        shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
+        copy_private(demo.demo_workspace, workdir)
         result = demo.run(header["task"], model=model, workdir=workdir, console=TurnConsole(model))
     return DemoRun(result, model.turns)
 
@@ -684,13 +702,13 @@ def wire_shapes(part: str, lang: str = "en") -> str:
 def lab_records(task: str, window: int | None) -> list[Record]:
     """Every chapter's scripted run of a lab task, checked, as `python -m lab compare` makes it.
 
-    Not in SCRATCH, which any other figure run empties: the runs go to a numbered
-    folder of their own in /tmp (lab-compare-1, or the next free number), and a
-    one-digit number costs the same tokens whichever digit it is.
+    In the scratch folder, like the demo runs, so the runs' folder is always the first
+    numbered one (lab-compare-1) whatever else the temporary folder holds.
     """
     from lab.compare import offline_records  # lab.compare reads chapters() from this module
 
-    return offline_records(task, window, Path("/tmp"))
+    with scratch_folder() as scratch:
+        return offline_records(task, window, scratch)
 
 
 def compare_table(task: str, window: str = "", lang: str = "en") -> str:
@@ -759,7 +777,7 @@ def session_steps(name: str) -> list[SessionStep]:
     steps = []
     with scratch_folder() as scratch:
         workdir = fresh_folder(f"{name}-demo-", scratch)
-        shutil.copytree(demo.demo_workspace, workdir, dirs_exist_ok=True)
+        copy_private(demo.demo_workspace, workdir)
         store = SessionStore(workdir / SESSIONS_DIR)
         for cassette, resumed in plan:
             header, _ = read_cassette(cassette)

@@ -16,7 +16,6 @@ checker's verdict, and the messages themselves.
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
 from llm.cassette import RecordingModel, ReplayModel, for_child
-from llm.cli import fresh_folder
+from llm.cli import copy_private, fresh_folder
 from llm.errors import CassetteError, ContextTooLong
 from llm.spec import load_model
 from llm.tokens import estimate_request
@@ -249,12 +248,7 @@ def run_job(
     """
     chapter = figures.chapter(job.chapter)
     workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
-    shutil.copytree(
-        job.task.workspace,
-        workdir,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
-    )
+    copy_private(job.task.workspace, workdir)
     opened, provenance = source.open(job)
     model: Model = Watched(opened, on_turn or _ignore, stopping or threading.Event())
     if window:

@@ -6,6 +6,7 @@ it cannot use (a flag, the task, ./.env, a cassette) is one line on stderr and
 exit code 2, never a traceback.
 
     python -m v1_tool_loop --demo            replay the bundled demo, offline
+    python -m v1_tool_loop --copy-demo DIR   a private copy of the demo workspace to work in
     python -m v1_tool_loop "fix the tests"   one task, live
     python -m v1_tool_loop                   interactive prompt, history kept
 """
@@ -30,6 +31,8 @@ from .result import RunResult
 from .spec import load_model, read_env_file, redirected_keys
 from .types import Model
 
+PATH_FLAGS = ("workdir", "record", "copy_demo")
+CACHES = {"__pycache__", ".pytest_cache"}  # left behind when a demo workspace is copied
 EXIT_CODES = {"done": 0, "error": 2}  # every other stop (max_turns, interrupted, …) is 1
 NOT_UTF8 = "holds bytes that are not UTF-8 text: check your terminal's encoding"
 
@@ -90,6 +93,11 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
         "the demo workspace (offline replay unless --model is given)",
     )
     parser.add_argument(
+        "--copy-demo",
+        metavar="DIR",
+        help="copy the demo workspace into DIR (new or empty), readable by you alone, and stop",
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="with a replay: stop if a request differs from the one the cassette recorded",
@@ -102,8 +110,14 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
 def main(chapter: Chapter, argv: list[str] | None = None) -> int:
     """Run the chapter's agent as the flags say; returns the process exit code."""
     args = build_parser(chapter).parse_args(argv)
+    for name in PATH_FLAGS:
+        if getattr(args, name):  # a leading ~ is the user's home, in PowerShell too
+            setattr(args, name, os.path.expanduser(getattr(args, name)))
     try:
         check_arguments(args)
+        if args.copy_demo:
+            print(copy_demo(chapter, Path(args.copy_demo)))
+            return 0
         loaded = load_env_file()
         console = Console(quiet=args.quiet)  # after .env, which may set NO_COLOR
         if loaded:
@@ -125,6 +139,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         ("--model", args.model),
         ("--workdir", args.workdir),
         ("--record", args.record),
+        ("--copy-demo", args.copy_demo),
     ]:
         if text and not _is_utf8(text):
             raise UsageError(f"{what} {NOT_UTF8}")
@@ -132,6 +147,11 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError(
             "the task is empty: say what the agent should do, "
             "or give no task at all for the interactive prompt"
+        )
+    if args.copy_demo and (args.task or args.demo or args.workdir or args.record):
+        raise UsageError(
+            "--copy-demo only copies the demo workspace: run the task in it afterwards, "
+            f"with --workdir {args.copy_demo}"
         )
     if args.demo and args.task:
         raise UsageError("--demo runs its own task: drop the task, or drop --demo")
@@ -147,8 +167,10 @@ def load_env_file() -> str | None:
     """Add the settings of ./.env to the environment, without replacing any already set.
 
     Only the current folder's .env: one in a folder above may belong to someone else,
-    and a base URL it sets decides where your key goes.  Returns a note that names
-    what was set, never a value (None without a .env); warnings go to stderr.
+    and a base URL it sets decides where your key goes.  A .env that others can read
+    gets a warning: on a shared server, a class key in it is everyone's.  Returns a
+    note that names what was set, never a value (None without a .env); warnings go
+    to stderr.
     """
     path = Path(".env")
     if not path.is_file():
@@ -163,6 +185,12 @@ def load_env_file() -> str | None:
         ) from None
     except OSError as exc:
         raise UsageError(f"cannot read ./.env: {exc.strerror}") from None
+    if os.name == "posix" and path.stat().st_mode & 0o044:
+        print(
+            "warning: ./.env can be read by other users of this machine, and it may hold "
+            "an API key: run `chmod 600 .env`",
+            file=sys.stderr,
+        )
     new = {name: value for name, value in settings.items() if name not in os.environ}
     kept = sorted(settings.keys() - new.keys())
     for number in skipped:
@@ -233,14 +261,46 @@ def _demo_task_and_model(
 def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:
     """A fresh temporary copy of the demo workspace, so the bundled one keeps its bug."""
     workdir = fresh_folder(f"{chapter.name}-demo-")
-    shutil.copytree(
-        chapter.demo_workspace,
-        workdir,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"),
-    )
+    copy_private(chapter.demo_workspace, workdir)
     console.note(f"workdir: {workdir}")
     return workdir
+
+
+def copy_demo(chapter: Chapter, target: Path) -> Path:
+    """`--copy-demo DIR`: the demo workspace copied into DIR, a new or empty folder, to work in.
+
+    A folder of the learner's own choosing, so two learners on one server never share
+    one, and private, so neither can read the other's work.
+    """
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"--copy-demo {target} is a file: name a new or empty folder")
+    if target.is_dir() and any(target.iterdir()):
+        raise UsageError(f"--copy-demo {target} is not empty: name a new or empty folder")
+    try:
+        for folder in reversed([target, *target.parents]):
+            if not folder.exists():
+                folder.mkdir(mode=0o700)
+        target.chmod(0o700)
+        copy_private(chapter.demo_workspace, target)
+    except OSError as exc:
+        raise UsageError(f"cannot copy the demo workspace to {target}: {exc.strerror}") from None
+    return target.resolve()
+
+
+def copy_private(source: Path, target: Path) -> None:
+    """Copy the folder `source` into the existing folder `target`, readable by its owner alone.
+
+    Folders become 0700 and files 0600, whatever the source's modes (an installed
+    package's files are 0644): on a shared machine the copy holds one's own work.
+    Caches are left behind.
+    """
+    for folder, subfolders, files in os.walk(source):
+        subfolders[:] = [name for name in subfolders if name not in CACHES]
+        here = target / Path(folder).relative_to(source)
+        here.mkdir(mode=0o700, exist_ok=True)
+        for name in files:
+            shutil.copyfile(Path(folder) / name, here / name)
+            os.chmod(here / name, 0o600)
 
 
 def fresh_folder(prefix: str, parent: Path | None = None) -> Path:

@@ -98,8 +98,8 @@ def load_model(spec: str | None = None, *, strict: bool = False) -> Model:
         raise ModelError(
             f"model spec '{spec}' has no name: write anthropic:MODEL, openai:MODEL or replay:PATH"
         )
-    if provider == "replay":
-        return ReplayModel(name, strict=strict)
+    if provider == "replay":  # replay:~/… is in your home folder, in PowerShell too
+        return ReplayModel(os.path.expanduser(name), strict=strict)
     if strict:
         raise ModelError(
             f"--strict compares a replay with its recording, and {spec} is live: "

@@ -5,10 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from llm.anthropic_model import AnthropicModel
 from llm.openai_model import OpenAIModel
 from tests.fake_provider import FakeProvider
+
+# A busy machine (a shared server, a CI runner) may take many times longer than usual
+# for one example: hypothesis checks behaviour here, never speed.
+settings.register_profile("course", deadline=None)
+settings.load_profile("course")
 
 # Variables that would make a test pick, or talk to, a real provider.
 PROVIDER_VARIABLES = (

@@ -161,7 +161,7 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             )
             answer = provider._answer(received)
             if answer is SILENCE:
-                provider._released.wait()  # until stop(): the client must time out first
+                provider._released.wait(timeout=600)  # until stop(): the client times out first
                 return
             payload = (
                 answer.body if isinstance(answer.body, str) else json.dumps(answer.body)

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ def agent(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.Comp
         capture_output=True,
         text=True,
         env=environment,
-        timeout=120,
+        timeout=600,
     )
 
 
@@ -224,7 +225,7 @@ def test_ctrl_c_in_the_interactive_prompt_stops_the_turn_not_the_session(tmp_pat
         process.send_signal(signal.SIGINT)
         process.stdin.write("are you there?\n/exit\n")
         process.stdin.flush()
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 0
@@ -363,7 +364,7 @@ def test_an_interrupted_run_keeps_its_recording(tmp_path: Path) -> None:
     process, _ = start_slow_recording(tmp_path)
     try:
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=30)
+        process.communicate(timeout=600)
     finally:
         process.kill()
     assert process.returncode == 1
@@ -375,7 +376,7 @@ def test_an_interrupted_run_keeps_its_recording(tmp_path: Path) -> None:
 def test_a_run_killed_hard_leaves_the_partial_file_it_named(tmp_path: Path) -> None:
     process, seen = start_slow_recording(tmp_path)
     process.kill()
-    process.communicate(timeout=30)
+    process.communicate(timeout=600)
     partial = tmp_path / re.search(r"written to (\S+\.partial) until the run ends", seen).group(1)
     assert partial.parent.resolve() == tmp_path.resolve()
     assert not (tmp_path / "run.jsonl").exists()
@@ -435,7 +436,7 @@ def test_a_task_that_is_not_utf8_is_one_line(
         cwd=tmp_path,
         capture_output=True,
         env={k: v for k, v in os.environ.items() if k not in KEYS},
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 2
     assert done.stderr.startswith(b"error: the task holds bytes that are not UTF-8")
@@ -458,7 +459,7 @@ def test_an_interactive_line_that_is_not_utf8_is_refused_and_the_prompt_goes_on(
         capture_output=True,
         env={k: v for k, v in os.environ.items() if k not in KEYS}
         | {"PYTHONIOENCODING": f"utf-8:{stdin_errors}"},
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert b"that line holds bytes that are not UTF-8" in done.stderr
@@ -530,6 +531,7 @@ def test_dotenv_redirecting_an_exported_key_is_a_warning(
     assert "sk-mine" not in done.stdout + done.stderr
     # A key that comes from the same .env is that file's own business.
     (tmp_path / ".env").write_text(f"{url_variable}=http://x.example\n{key_variable}=sk-theirs\n")
+    (tmp_path / ".env").chmod(0o600)  # as a file with a key in it should be
     assert "warning" not in agent("--demo", cwd=tmp_path).stderr
 
 
@@ -563,7 +565,7 @@ def test_no_color_from_dotenv_is_obeyed(tmp_path: Path) -> None:
     shown = b""
     while chunk := _read_terminal(leader):
         shown += chunk
-    process.wait(timeout=60)
+    process.wait(timeout=600)
     os.close(leader)
     assert b"loaded ./.env: 1 setting (NO_COLOR)" in shown
     assert b"\x1b[" not in shown
@@ -574,3 +576,89 @@ def _read_terminal(fd: int) -> bytes:
         return os.read(fd, 4096)
     except OSError:  # the terminal closes with the process
         return b""
+
+
+# One machine, many learners: what a run leaves is its user's alone.
+
+
+def modes(folder: Path) -> set[tuple[str, int]]:
+    """(kind, permission bits) of `folder` and of everything in it."""
+    paths = [folder, *folder.rglob("*")]
+    return {("folder" if p.is_dir() else "file", stat.S_IMODE(p.stat().st_mode)) for p in paths}
+
+
+@pytest.fixture
+def open_demo(tmp_path: Path) -> Chapter:
+    """Chapter 1 with a copy of its demo workspace that anyone may read, as an installed
+    package's files are, and a file only its owner may run."""
+    workspace = tmp_path / "installed workspace"
+    shutil.copytree(CHAPTER.demo_workspace, workspace)
+    for path in [workspace, *workspace.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (workspace / "run.sh").write_text("echo hi\n")
+    (workspace / "run.sh").chmod(0o755)
+    return dataclasses.replace(CHAPTER, demo_workspace=workspace)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+def test_the_demo_copy_is_private_whatever_the_modes_of_the_workspace(
+    here: Path, open_demo: Chapter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(open_demo, ["--demo"]) == 0
+    workdir = demo_workdir(capsys.readouterr().out)
+    assert workdir.parent == here
+    assert modes(workdir) == {("folder", 0o700), ("file", 0o600)}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+def test_copy_demo_makes_a_private_copy_expands_the_home_folder_and_prints_its_path(
+    here: Path,
+    open_demo: Chapter,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("HOME", str(here / "home"))  # what `~` means, in PowerShell too
+    assert main(open_demo, ["--copy-demo", "~/agent-course/ws"]) == 0
+    copy = here / "home/agent-course/ws"
+    assert capsys.readouterr().out == f"{copy}\n"
+    assert sorted(p.name for p in copy.iterdir()) == sorted(
+        p.name for p in open_demo.demo_workspace.iterdir()
+    )
+    assert modes(copy) == {("folder", 0o700), ("file", 0o600)}
+    assert stat.S_IMODE((here / "home/agent-course").stat().st_mode) == 0o700
+
+    assert main(open_demo, ["--copy-demo", "~/agent-course/ws"]) == 2  # never over one's work
+    assert capsys.readouterr().err == (
+        f"error: --copy-demo {copy} is not empty: name a new or empty folder\n"
+    )
+    assert main(open_demo, ["--copy-demo", str(copy / "stats.py")]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert main(open_demo, ["--copy-demo", str(here / "other"), "--demo"]) == 2
+    assert "--copy-demo only copies the demo workspace" in capsys.readouterr().err
+
+    # The copy is the work copy of the chapter's documented commands.
+    replay = f"replay:{DEMO_CASSETTE}"
+    run = ["--workdir", "~/agent-course/ws", "--model", replay, "--quiet", "fix it"]
+    assert main(CHAPTER, [*run, "--record", "~/agent-course/run.jsonl"]) == 0
+    recording = here / "home/agent-course/run.jsonl"
+    assert "ordered[middle - 1]" in (copy / "stats.py").read_text()
+    assert stat.S_IMODE(recording.stat().st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+def test_a_dotenv_others_can_read_gets_one_warning_that_says_how_to_fix_it(
+    tmp_path: Path,
+) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(f"AGENT_MODEL=replay:{DEMO_CASSETTE}\n")
+    for readable in (0o644, 0o640, 0o604):
+        env_file.chmod(readable)
+        done = agent("fix it", "--quiet", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        warnings = [line for line in done.stderr.splitlines() if "chmod 600 .env" in line]
+        assert warnings == [
+            "warning: ./.env can be read by other users of this machine, and it may hold "
+            "an API key: run `chmod 600 .env`"
+        ], oct(readable)
+    env_file.chmod(0o600)
+    assert "chmod" not in agent("fix it", "--quiet", cwd=tmp_path).stderr

@@ -483,7 +483,7 @@ def test_the_benchmark_prints_its_figures() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout

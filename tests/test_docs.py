@@ -14,6 +14,8 @@ import pytest
 
 from tests.markdown import without_code_blocks
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted(
     [
@@ -293,5 +295,6 @@ def test_code_quoted_in_docs_is_in_the_repository() -> None:
         "the docs quote code that is not in the repository:\n"
         + "\n".join(missing)
         + "\nIf you changed this code in an exercise, this is expected: the doc still shows "
-        "the original line. A fork that changes the code for good updates the doc too."
+        'the original line (`pytest -m "not docs"` runs the other tests alone). A fork that '
+        "changes the code for good updates the doc too."
     )

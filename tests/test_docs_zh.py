@@ -11,6 +11,8 @@ import pytest
 
 from tests.markdown import code_line_numbers, without_code_spans
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 REPO = Path(__file__).resolve().parent.parent
 ZH_DOCS = sorted([*(REPO / "docs/zh").glob("*.md"), *REPO.glob("*/README.zh.md")])
 CJK = r"\u3400-\u9fff\uf900-\ufaff"

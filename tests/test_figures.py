@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from lab import figures
 from llm.tokens import estimate_message, estimate_request
+from v0_react_text.parser import Action, FormatError, parse
+
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
 
 REPO = Path(__file__).resolve().parent.parent
 BLOCKS = figures.all_blocks()
@@ -30,7 +40,8 @@ def test_figure_in_doc_is_what_the_code_prints_now(block: figures.Block) -> None
         pytest.skip(f"{where(block)} was printed with another Python version; tool output differs")
     assert block.current == block.expected(), (
         f"{where(block)} is out of date: the code now prints something else. "
-        "Run `python -m lab.figures --update` and review the diff."
+        "Run `python -m lab.figures --update` and review the diff (if an exercise changed "
+        'the code, this is expected: `pytest -m "not docs"` runs the other tests alone).'
     )
 
 
@@ -95,18 +106,19 @@ def test_two_measuring_runs_take_turns_in_the_scratch_folder() -> None:
     second_ran = []
 
     def second_run() -> None:
-        first_inside.wait()
-        with figures.scratch_folder():
-            second_ran.append(True)
+        if first_inside.wait(timeout=600):
+            with figures.scratch_folder():
+                second_ran.append(True)
 
-    thread = threading.Thread(target=second_run)
+    # A daemon, so that a failure here can never keep pytest from exiting.
+    thread = threading.Thread(target=second_run, daemon=True)
     thread.start()
     with figures.scratch_folder() as folder:
         (folder / "demo").write_text("in use")
         first_inside.set()
-        time.sleep(0.3)
+        time.sleep(0.3)  # time for the second run to reach the lock: it must wait there
         assert (folder / "demo").exists() and not second_ran
-    thread.join(timeout=10)
+    thread.join(timeout=600)
     assert second_ran == [True]
 
 
@@ -181,3 +193,105 @@ def test_grouped_demo_output_moves_lines_and_loses_none() -> None:
         start = grouped.index(f"→ task  {child.description}")
         first = next(g for g in grouped if g.startswith(f"    {child.description} │"))
         assert grouped.index(first) == start + 1
+
+
+def test_every_figure_comes_out_the_same_for_another_user_clone_date_and_temporary_folder(
+    tmp_path: Path,
+) -> None:
+    """A learner's fresh clone prints the docs' figures: whoever they are, wherever the clone
+    is (a path with a space), whatever the files' dates and whatever the temporary folder
+    holds.  Measured for real, in a copy of the checkout's files."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: no list of the course's files to copy")
+    clone = tmp_path / "a learner's clone"
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, clone / name)
+    another_day = datetime(2001, 2, 3, 4, 5, 6).timestamp()
+    for path in clone.rglob("*"):
+        os.utime(path, (another_day, another_day))
+    temporary = tmp_path / "other temp"
+    for left_over in ("v1_tool_loop-demo-1", "lab-compare-1", "agent-course-figures"):
+        (temporary / left_over).mkdir(parents=True)
+    home = tmp_path / "home of someone else"
+    home.mkdir()
+    person = {"HOME": str(home), "USER": "someone-else", "LOGNAME": "someone-else"}
+    env = {**os.environ, **person, "TMPDIR": str(temporary)}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, *args]
+        return subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True,
+                              timeout=1200)  # fmt: skip
+
+    imported = run("-c", "import lab, llm; print(lab.__file__); print(llm.__file__)")
+    assert imported.stdout.splitlines() == [
+        str(clone / "lab/__init__.py"),
+        str(clone / "llm/__init__.py"),
+    ], imported.stderr
+    checked = run("-m", "lab.figures", "--check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "stale" not in checked.stdout
+
+
+# What a command prints about the account, the clock or the place it runs in: the owner
+# and date columns of `ls -l`, the date, the user, the folder.
+UNREPEATABLE = re.compile(
+    r"\bls\s+-\w*[lgno]|--full-time|\b(date|whoami|id|who|stat|pwd|hostname|uptime)\b"
+    r"|\$\{?(HOME|USER|LOGNAME|PWD)\b|~"
+)
+
+
+def bash_commands(cassette: Path) -> list[str]:
+    """Every shell command a cassette's replies run, chapter 0's text protocol included."""
+    commands = []
+    for line in cassette.read_text(encoding="utf-8").splitlines()[1:]:
+        for block in json.loads(line)["reply"]["content"]:
+            if block.get("type") == "tool_use" and block["name"] == "bash":
+                commands.append(block["input"]["command"])
+            elif block.get("type") == "text":  # chapter 0 reads its actions with its parser
+                with contextlib.suppress(FormatError):
+                    step = parse(block["text"])
+                    if isinstance(step, Action) and step.tool == "bash":
+                        commands.append(step.args.get("command", ""))
+    return commands
+
+
+CASSETTES = sorted([*REPO.glob("v*/demo/*.jsonl"), *REPO.glob("lab/tasks/*/cassettes/*.jsonl")])
+
+
+@pytest.mark.parametrize("cassette", CASSETTES, ids=lambda path: str(path.relative_to(REPO)))
+def test_no_cassette_runs_a_command_whose_output_names_the_account_or_the_clock(
+    cassette: Path,
+) -> None:
+    """Tool output is part of the measured figures, and another user or another day would
+    see other owners and dates: list a folder by name or by size (`wc -c`) instead."""
+    commands = bash_commands(cassette)
+    assert [command for command in commands if UNREPEATABLE.search(command)] == []
+
+
+def test_the_scratch_folder_is_its_users_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Students sharing a server each measure in a folder of their own, which no one else
+    can read, and one that is not private is refused rather than used."""
+    with figures.scratch_folder() as folder:
+        assert folder.parent == figures.MEASURING
+        for path, mode in [
+            (figures.MEASURING, 0o700),
+            (folder, 0o700),
+            (figures.SCRATCH_LOCK, 0o600),
+        ]:
+            assert path.stat().st_mode & 0o777 == mode, path
+            assert path.stat().st_uid == os.getuid()
+
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    monkeypatch.setattr(figures, "MEASURING", shared)
+    refused = pytest.raises(SystemExit, match="is not a private folder of yours")
+    with refused, figures.scratch_folder():
+        pass

@@ -6,8 +6,12 @@ import contextlib
 import io
 import re
 
+import pytest
+
 from lab import bench_memory, figures
 from v4_memory.prompt import assemble
+
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
 
 
 def table_rows(markdown: str) -> list[list[str]]:

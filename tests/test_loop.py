@@ -76,7 +76,7 @@ def test_ctrl_c_during_a_tool_answers_every_call_and_keeps_history(tmp_path: Pat
         (
             [
                 tool("t1", "bash", command="echo before > before.txt"),
-                tool("t2", "bash", command="kill -INT $PPID; sleep 5"),
+                tool("t2", "bash", command="kill -INT $PPID; sleep 300"),
                 tool("t3", "write_file", path="never.txt", content="x"),
             ],
             "tool_use",

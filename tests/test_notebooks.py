@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,15 +24,17 @@ from lab import plots
 from tests.conftest import PROVIDER_VARIABLES
 from tests.test_docs_zh import BANNED, CJK
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*/*.ipynb"))
 NAMES = sorted({path.name for path in NOTEBOOKS})
 EXPECTED = ["00_side_by_side", "01_text_vs_tools", "02_planning", "03_delegation"]
 EXPECTED += ["04_long_sessions", "05_memory"]
 LANG = re.compile(r'^LANG = "(en|zh)"', re.MULTILINE)
-TIME_LIMIT = 60  # seconds one notebook may take, offline, two at a time
+CELL_TIME_LIMIT = 600  # a guard against a hang: a cell takes seconds, even on a busy machine
 RUNS_HEADLESS = "test_runs_headless_offline_without_errors_or_warnings"
-Ran = tuple[nbformat.NotebookNode, float, str]  # the notebook as it ran, seconds, error
+Ran = tuple[nbformat.NotebookNode, str]  # the notebook as it ran, and its error
 
 
 def relative(path: Path) -> str:
@@ -133,16 +134,15 @@ def executed(request: pytest.FixtureRequest) -> dict[Path, Ran]:
         notebook = read(path)
         client = NotebookClient(
             notebook,
-            timeout=TIME_LIMIT,
+            timeout=CELL_TIME_LIMIT,
             kernel_name="python3",
             resources={"metadata": {"path": str(path.parent)}},
         )
-        started = time.monotonic()
         try:
             client.execute()
         except Exception as error:  # the failing cell's error, reported by its test
-            return notebook, time.monotonic() - started, str(error).strip()[-2000:]
-        return notebook, time.monotonic() - started, ""
+            return notebook, str(error).strip()[-2000:]
+        return notebook, ""
 
     with pytest.MonkeyPatch.context() as patch:  # the kernels inherit no provider's key
         for name in PROVIDER_VARIABLES:
@@ -157,13 +157,12 @@ def test_runs_headless_offline_without_errors_or_warnings(
 ) -> None:
     if path not in executed:
         pytest.skip("no font with Chinese characters here: apt-get install fonts-noto-cjk")
-    notebook, seconds, error = executed[path]
+    notebook, error = executed[path]
     assert not error, error
     found = problems(notebook)
     if any("missing from font" in line for line in found):
         found.insert(0, plots.INSTALL_CJK)
     assert not found, "\n".join(found)
-    assert seconds < TIME_LIMIT, f"{relative(path)} took {seconds:.0f} s"
 
 
 # --- the font for Chinese labels -----------------------------------------------------------

@@ -275,7 +275,7 @@ def run_demo(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
         env=demo_environment() | {"TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
 
 
@@ -292,7 +292,11 @@ def test_demo_runs_offline_recovers_and_fixes_the_bug(tmp_path: Path) -> None:
     kept = out.split("the demo workspace is kept at ")[1].split(":")[0]
     try:
         tests = subprocess.run(
-            [sys.executable, "-m", "unittest"], cwd=kept, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "unittest"],
+            cwd=kept,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert tests.returncode == 0, tests.stderr
         assert "Ran 5 tests" in tests.stderr
@@ -331,7 +335,7 @@ def test_cli_says_why_a_run_stopped_on_format_errors(tmp_path: Path) -> None:
         env=demo_environment(),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert process.returncode == 1
     assert "stopped after 3 format errors" in process.stderr

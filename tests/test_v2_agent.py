@@ -196,7 +196,7 @@ def chapter2(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProc
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -186,22 +187,33 @@ def test_a_child_that_fails_is_an_error_result_and_the_parent_goes_on(
 
 
 class SlowFirstChild:
-    """A model whose child of call `slow` waits before answering, and that notes when
-    each child's call starts and ends (a fake of what is outside the project: the model)."""
+    """A model whose child of call `slow` answers only once the child `fast` has answered,
+    and that notes when each child's call starts and ends (a fake of what is outside the
+    project: the model).  Children run one after the other would wait in vain, for a
+    bounded time, and the log would show it."""
 
-    def __init__(self, inner: ReplayModel, key: str | None = None, log: list | None = None):
+    def __init__(
+        self,
+        inner: ReplayModel,
+        key: str | None = None,
+        log: list | None = None,
+        fast_done: threading.Event | None = None,
+    ):
         self.inner, self.key, self.name = inner, key, inner.name
         self.log = log if log is not None else []
+        self.fast_done = fast_done or threading.Event()
 
     def child(self, key: str) -> SlowFirstChild:
-        return SlowFirstChild(self.inner.child(key), key, self.log)
+        return SlowFirstChild(self.inner.child(key), key, self.log, self.fast_done)
 
     def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
         self.log.append(("start", self.key))
         if self.key == "slow":
-            time.sleep(0.3)
+            self.fast_done.wait(timeout=60)
         reply = self.inner.complete(system, messages, tools, stop, max_tokens)
         self.log.append(("end", self.key))
+        if self.key == "fast":
+            self.fast_done.set()
         return reply
 
 
@@ -268,10 +280,19 @@ class InterruptsWhileChildrenWork(ReplayModel):
 
     def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
         if self.key == "slow" and self.turn == 0:
-            time.sleep(0.3)  # by now the main thread waits for this child
+            # The main thread waits for this child once it has set its own Ctrl-C handler,
+            # and it has taken the Ctrl-C once it has put Python's default one back.
+            wait_until(lambda: signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # Ctrl-C
-            time.sleep(0.1)  # the main thread takes the interrupt while this child still works
+            wait_until(lambda: signal.getsignal(signal.SIGINT) is signal.default_int_handler)
         return super().complete(system, messages, tools, stop, max_tokens)
+
+
+def wait_until(condition: Callable[[], bool], limit: float = 60) -> None:
+    """Poll `condition` until it holds, for `limit` seconds at most (a busy machine is slow)."""
+    deadline = time.monotonic() + limit
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def test_ctrl_c_stops_the_children_and_the_parent_goes_on(tmp_path: Path, workdir: Path) -> None:
@@ -341,7 +362,7 @@ def test_demo_delegates_fixes_both_bugs_and_shows_what_it_saved(tmp_path: Path) 
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert "    trace the discount │ ▶ explore agent" in done.stdout

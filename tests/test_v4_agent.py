@@ -281,7 +281,7 @@ def test_ctrl_c_leaves_a_session_that_reopens_valid(tmp_path: Path, workdir: Pat
                 (
                     [
                         tool("t1", "read_file", path="log-1.txt", limit=1),
-                        tool("t2", "bash", command="kill -INT $PPID; sleep 5"),
+                        tool("t2", "bash", command="kill -INT $PPID; sleep 300"),
                     ],
                     "tool_use",
                 ),
@@ -306,7 +306,7 @@ def chapter4(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProc
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "TMPDIR": str(cwd)}
     return subprocess.run(
         [sys.executable, "-m", "v4_memory", *args],
-        cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120,
+        cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
 

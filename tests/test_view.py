@@ -351,6 +351,7 @@ def test_compare_stops_before_running_when_the_page_has_no_folder(
     assert captured.out == ""  # nothing ran
 
 
+@pytest.mark.docs
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_docs_show_the_page_and_say_where_it_cuts(lang: str) -> None:
     text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")

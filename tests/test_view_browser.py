@@ -33,6 +33,8 @@ from tests.test_view import (
     tool_turn,
 )
 
+pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
+
 # Flags that keep the browser to itself: no first-run pages, no updates, no sync, no GPU.
 FLAGS = [
     "--headless",

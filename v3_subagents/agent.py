@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from functools import partial
 from pathlib import Path
 
@@ -215,6 +215,10 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
 
     previous = signal.signal(signal.SIGINT, first_ctrl_c)
     try:
+        # In slices: Python may leave a Ctrl-C that comes just as a wait begins untaken
+        # until the wait ends; here that is the slice's end, not the child's.
+        while not wait([child], timeout=0.2).done:
+            continue
         return child.result()
     finally:
         signal.signal(signal.SIGINT, previous)
