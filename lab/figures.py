@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -48,7 +47,7 @@ from llm.cli import Chapter, copy_private, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
-from machine import hold
+from machine import USER_ID, ToolError, hold, private_folder
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 from v2_todos.todos import MARKS
 from v4_memory.context import CUT_NOTE
@@ -67,7 +66,6 @@ DOCS = REPO / "docs"
 BLOCK = re.compile(r"(<!-- figure: (.+?) -->\n)(.*?)(<!-- /figure -->)", re.DOTALL)
 # The user's own folder for measuring runs, at a fixed place (see `scratch_folder`).
 # It is named by the user's id, padded so that every user's path costs the same tokens.
-USER_ID = os.getuid() if hasattr(os, "getuid") else 0
 MEASURING = Path("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()) / (
     f"agent-course-figures-{USER_ID:010d}"
 )
@@ -195,14 +193,10 @@ def scratch_folder() -> Iterator[Path]:
     other.  Two checkouts of one user measuring at once would empty it under each
     other's feet, so a lock makes the second wait; the folder is removed when done.
     """
-    with contextlib.suppress(FileExistsError):
-        MEASURING.mkdir(mode=0o700)
-    found = MEASURING.lstat()
-    shared = hasattr(os, "getuid") and (found.st_uid != USER_ID or found.st_mode & 0o077)
-    if not stat.S_ISDIR(found.st_mode) or shared:  # Windows has no such modes to check
-        raise SystemExit(
-            f"{MEASURING} is not a private folder of yours: remove it, and measure again"
-        )
+    try:
+        private_folder(MEASURING)
+    except ToolError as error:
+        raise SystemExit(str(error)) from None
     lock = hold(SCRATCH_LOCK, wait=True)
     try:
         if SCRATCH.is_symlink():

@@ -292,8 +292,10 @@ def copy_private(source: Path, target: Path) -> None:
 
     Folders become 0700 and files 0600, whatever the source's modes (an installed
     package's files are 0644): on a shared machine the copy holds one's own work.
-    Caches are left behind.
+    Caches are left behind.  A missing `source` raises, as `shutil.copytree` does.
     """
+    if not source.is_dir():
+        raise FileNotFoundError(2, "no such folder", str(source))
     for folder, subfolders, files in os.walk(source):
         subfolders[:] = [name for name in subfolders if name not in CACHES]
         here = target / Path(folder).relative_to(source)

@@ -472,3 +472,25 @@ def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], 
         else:
             files.append(path)
     return files, skipped
+
+
+# --- folders of one's own ------------------------------------------------------------------
+
+USER_ID = os.getuid() if hasattr(os, "getuid") else 0  # 0 where a system has no such ids
+
+
+def private_folder(path: Path) -> Path:
+    """The folder `path`, created readable by this user alone, or a ToolError if it is not.
+
+    A folder at a fixed place in a temporary folder that every user shares could be
+    made first by someone else, or be a link: it must be a real folder, this user's,
+    closed to the others.  Where a system has no user ids and modes (Windows), its
+    temporary folder is the user's own already.
+    """
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    found = path.lstat()
+    shared = hasattr(os, "getuid") and (found.st_uid != USER_ID or found.st_mode & 0o077)
+    if not stat.S_ISDIR(found.st_mode) or shared:
+        raise ToolError(f"{path} is not a private folder of yours: remove it, and try again")
+    return path
