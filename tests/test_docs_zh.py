@@ -215,3 +215,41 @@ def test_diagrams_have_chinese_labels(doc: Path) -> None:
     for block in re.findall(r"^```\n(.*?)^```", text, re.DOTALL | re.MULTILINE):
         if DIAGRAM.search(block):
             assert HAN.search(block), f"{relative(doc)}: a diagram without Chinese labels"
+
+
+def chinese_counterpart(path: Path) -> Path | None:
+    """The Chinese page of an English one: docs/en/X.md, notebooks/en/X, a README.md."""
+    parts = path.relative_to(REPO).parts
+    if parts[:2] in (("docs", "en"), ("notebooks", "en")):
+        return REPO.joinpath(parts[0], "zh", *parts[2:])
+    if path.name == "README.md":
+        return path.with_name("README.zh.md")
+    return None
+
+
+@pytest.mark.parametrize("doc", ZH_DOCS, ids=relative)
+def test_chinese_pages_link_to_chinese_pages(doc: Path) -> None:
+    """A reader of Chinese follows a link to the Chinese page where there is one; only the
+    language switch at the top leads to the English page."""
+    english = []
+    for number, line in prose(doc):
+        for text, target in re.findall(r"\[([^\]]*)\]\(([^)\s#]+)[^)]*\)", line):
+            if text == "English" or re.match(r"[a-z]+:", target):
+                continue
+            path = (doc.parent / target).resolve()
+            counterpart = chinese_counterpart(path) if REPO in path.parents else None
+            if counterpart and counterpart != path and counterpart.exists():
+                english.append(f"{relative(doc)}:{number}: {target}, write {counterpart.name}")
+    assert not english, "links to English pages that have a Chinese one:\n" + "\n".join(english)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    sorted([*(REPO / "docs/en").glob("*.md"), *(REPO / "docs/zh").glob("*.md")]),
+    ids=relative,
+)
+def test_every_page_opens_with_a_language_switch(doc: Path) -> None:
+    other = "zh" if doc.parent.name == "en" else "en"
+    third = doc.read_text(encoding="utf-8").splitlines()[2]
+    link = f"](../{other}/{doc.name})"
+    assert link in third, f"{relative(doc)}: line 3 should switch language, linking {link[2:-1]}"
