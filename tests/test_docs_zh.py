@@ -253,3 +253,19 @@ def test_every_page_opens_with_a_language_switch(doc: Path) -> None:
     third = doc.read_text(encoding="utf-8").splitlines()[2]
     link = f"](../{other}/{doc.name})"
     assert link in third, f"{relative(doc)}: line 3 should switch language, linking {link[2:-1]}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_lab_flag_table_lists_every_flag_of_compare(lang: str) -> None:
+    """docs/<lang>/lab.md's table of `python -m lab compare` flags, against its parser."""
+    from lab.compare import build_parser
+
+    flags = {
+        flag
+        for action in build_parser()._actions
+        for flag in action.option_strings
+        if flag.startswith("--") and flag != "--help"
+    }
+    text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(--[\w-]+)", text, re.M))
+    assert flags <= listed, f"docs/{lang}/lab.md's flag table lacks {sorted(flags - listed)}"
