@@ -141,3 +141,50 @@ def test_the_exercises_said_to_need_a_key_are_those_marked_so(lang: str, name: s
             f"docs/{lang}/{name}.md says a key helps for exercises {named.groups()}, but the "
             f"exercises marked 'key optional' are {sorted(wants_key)}"
         )
+
+
+def test_chapter_0_invents_at_the_first_reply_and_errs_at_the_third() -> None:
+    turns = run_demo("v0_react_text").turns
+    invented = [
+        n for n, t in enumerate(turns, 1) if "the model invented an Observation" in t.warnings
+    ]
+    errors = [n for n, t in enumerate(turns, 1) if any("format error" in w for w in t.warnings)]
+    fact = f"the demo invents an observation at turns {invented} and errs in format at {errors}"
+    assert (invented, errors) == ([1], [3]), fact
+    says("en", "v0_react_text", "The first reply ran past its", fact)
+    says("en", "v0_react_text", "The third reply wrote a two-line", fact)
+    says("zh", "v0_react_text", "第三条回复写了一个两行的", fact)
+
+
+def test_chapter_1_first_turn_asks_for_two_tools() -> None:
+    first = run_demo("v1_tool_loop").turns[0]
+    calls = tool_uses({"role": "assistant", "content": first.reply.content})
+    commands = [call["input"].get("command") for call in calls]
+    fact = f"the demo's first reply runs {commands}"
+    assert commands == ["ls", "python -m unittest"], fact
+    says(
+        "en",
+        "v1_tool_loop",
+        "The first turn asks for `ls` and\n  `python -m unittest` together",
+        fact,
+    )
+    says("zh", "v1_tool_loop", "第一轮同时请求了 `ls` 和 `python -m unittest`", fact)
+
+
+def test_chapter_4_stages_and_resume_come_where_the_docs_say() -> None:
+    output = demo_stdout("v4_memory")
+    stages = re.findall(r"^context: stage (\d) before turn (\d+)", output, re.M)
+    resumed = re.search(r"^resumed session \S+: (\d+) messages", output, re.M)
+    first_plan = re.search(r"Todos \(0/(\d+) done\)", output)
+    assert resumed and first_plan, "the demo no longer prints its resume and its first plan"
+    fact = f"the demo's stages are {stages}, its resume {resumed.group(0)!r}"
+    assert stages == [("1", "5"), ("2", "12")] and resumed.group(1) == "10", fact
+    assert first_plan.group(1) == "5", f"the first plan has {first_plan.group(1)} items"
+    says("en", "v4_memory", "The model plans five\n  items", fact)
+    says("en", "v4_memory", "**Stage 1 before turn 5.**", fact)
+    says("en", "v4_memory", "stage 2, before turn 12.**", fact)
+    says("en", "v4_memory", "`resumed session …: 10 messages`", fact)
+    says("zh", "v4_memory", "模型列出五项计划", fact)
+    says("zh", "v4_memory", "**第 5 轮之前的第 1 阶段。**", fact)
+    says("zh", "v4_memory", "**第 12 轮之前，先刷写记忆，再做第 2 阶段。**", fact)
+    says("zh", "v4_memory", "`resumed session …: 10 messages`", fact)
