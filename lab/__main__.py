@@ -3,6 +3,7 @@
     python -m lab compare [--task NAME] [--model SPEC --runs N] …   every chapter, one table
     python -m lab view RECORDS.json [-o report.html] [--lang zh]    saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
+    python -m lab exercise 2.3 [FILE]                               is this exercise done?
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab figures …                                         the docs' figures
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from . import compare, figures, view
+from . import compare, exercise, figures, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -63,6 +64,8 @@ def main(argv: list[str]) -> int:
         return run_benchmarks(rest)
     if command == "figures":
         return figures.main(rest)
+    if command == "exercise":
+        return exercise.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2
 

@@ -9,7 +9,7 @@ ZH = {
     "tool calls": "工具调用",
     "tokens in": "输入 token",
     "tokens out": "输出 token",
-    "peak context": "最大上下文",
+    "peak context": "峰值上下文",
     "wall": "用时",
     "yes": "是",
     "no": "否",

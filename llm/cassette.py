@@ -264,7 +264,7 @@ class ReplayModel:
         max_tokens: int = 4096,
     ) -> Reply:
         if self.turn >= len(self.entries):
-            whose = f" for the child of call {self.key}" if self.key else ""
+            whose = f" for {section_owner(self.key)}" if self.key else ""
             raise CassetteError(
                 f"the cassette {self.path} has {len(self.entries)} replies{whose} and the run "
                 f"asked for reply {self.turn + 1}; a replay never invents one. Record a longer "
@@ -377,6 +377,18 @@ class RecordingModel:
             self._file.write(line + "\n")
             self._file.flush()
             self._root.replies += "reply" in row
+
+
+# Sections of a cassette that belong to no child: chapter 4's side calls, keyed `summary-1`, …
+SIDE_CALLS = {"summary": "the summary", "flush": "the memory flush"}
+
+
+def section_owner(key: str) -> str:
+    """Who a tagged section of a cassette answers, in words: a child, or a side call."""
+    kind = key.split("-")[0]
+    if kind in SIDE_CALLS:
+        return f"{SIDE_CALLS[kind]} side call {key}"
+    return f"the child of call {key}"
 
 
 def for_child(model: Model, key: str) -> Model:

@@ -265,3 +265,16 @@ def test_recording_refuses_the_cassette_being_replayed(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="the cassette being replayed"):
         RecordingModel(ReplayModel(played), same, chapter="v1_tool_loop", task="t")
     assert played.read_bytes() == before and partials(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "key, owner",
+    [("summary-1", "the summary side call summary-1"), ("toolu_04", "the child of call toolu_04")],
+)
+def test_a_section_that_runs_out_names_whose_it_is(tmp_path: Path, key: str, owner: str) -> None:
+    """Chapter 4's /compact on a cassette without a summary: a summary is not a child."""
+    cassette = write_cassette(tmp_path / "c.jsonl", HEADER, reply_line())
+    section = ReplayModel(cassette).child(key)
+    with pytest.raises(CassetteError) as error:
+        section.complete("system", [{"role": "user", "content": "hi"}])
+    assert f"has 0 replies for {owner} and the run asked for reply 1" in str(error.value)

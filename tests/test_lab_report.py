@@ -112,4 +112,4 @@ def test_recorded_figures_are_not_marked_and_failures_get_a_note() -> None:
 def test_columns_line_up_with_chinese_headers() -> None:
     table = aligned(["章", "解决"], [["1 · v1_tool_loop", "是"]]).splitlines()
     assert len({width(line) for line in table}) == 1
-    assert width("最大上下文") == 10
+    assert width("峰值上下文") == 10

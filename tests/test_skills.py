@@ -22,7 +22,11 @@ from v4_memory.skills import (
 
 SCHEMAS = {"load_skill": LOAD_SKILL_TOOL}
 HANDLERS = {"load_skill": load_skill}
-BUNDLED_NAMES = ["commit-message", "review-diff", "write-test"]
+# The bundled skills are whatever folders v4_memory/skills holds: adding one needs no edit
+# here, only a skill that keeps the rules below (docs/en/teaching.md, section 4).
+BUNDLED_NAMES = sorted(p.name for p in BUNDLED.iterdir() if (p / "SKILL.md").is_file())
+PAGE_LINES = 60  # a skill's body fits on a page: longer instructions are read past
+SAVING = 5  # the body is at least five times its index line, or listing it saves nothing
 
 
 def call_load_skill(workdir: Path, args: object):
@@ -119,9 +123,16 @@ def test_the_bundled_skills_are_found_sorted_and_each_fits_on_a_page(tmp_path: P
     skills, problems = find_skills(tmp_path)
     assert list(skills) == BUNDLED_NAMES and problems == []
     for skill in skills.values():
-        assert skill.path == BUNDLED / skill.name / "SKILL.md"
-        assert "Use when" in skill.description
-        assert len(skill.body.splitlines()) <= 60, f"{skill.name} is longer than a page"
+        where = f"v4_memory/skills/{skill.name}/SKILL.md"
+        assert skill.path == BUNDLED / skill.name / "SKILL.md", f"{where}: name it as its folder"
+        assert "Use when" in skill.description, (
+            f"{where}: the description should say when to load it ('Use when …'): the model "
+            "reads only that line until it loads the skill"
+        )
+        lines = len(skill.body.splitlines())
+        assert lines <= PAGE_LINES, (
+            f"{where}: the body has {lines} lines; a skill fits on a page, {PAGE_LINES} at most"
+        )
 
 
 def test_the_index_lists_names_and_descriptions_only(tmp_path: Path) -> None:
@@ -148,11 +159,7 @@ def test_a_skill_added_to_the_home_is_listed_at_once(tmp_path: Path) -> None:
     before, _ = find_skills(tmp_path)
     write_skill(tmp_path / ".agent" / "skills" / "deploy", skill_text("deploy", "Ship.", "Tag."))
     after, _ = find_skills(tmp_path)
-    assert "deploy" not in before and list(after) == [
-        "commit-message",
-        "deploy",
-        *BUNDLED_NAMES[1:],
-    ]
+    assert "deploy" not in before and list(after) == sorted([*BUNDLED_NAMES, "deploy"])
 
 
 def test_a_broken_skill_is_skipped_with_a_line_saying_why(tmp_path: Path) -> None:
@@ -185,7 +192,7 @@ def test_an_unknown_skill_is_an_error_result_listing_the_skills(tmp_path: Path) 
     result = call_load_skill(tmp_path, {"name": "pdf"})
     assert result.is_error
     assert result.content == (
-        "there is no skill named 'pdf'; the skills are: commit-message, review-diff, write-test"
+        f"there is no skill named 'pdf'; the skills are: {', '.join(BUNDLED_NAMES)}"
     )
 
 
@@ -204,7 +211,11 @@ def test_listing_costs_a_line_per_skill_and_loading_costs_the_body(tmp_path: Pat
     for name, listed, loaded in costs.per_skill:
         assert listed == estimate_text(f"- {name}: {skills[name].description}")
         assert loaded == estimate_text(skills[name].body)
-        assert listed * 5 < loaded
+        assert listed * SAVING < loaded, (
+            f"v4_memory/skills/{name}/SKILL.md: its body ({loaded} tokens) is under {SAVING} "
+            f"times its index line ({listed}): listing it saves nothing; write more, or put "
+            "it in the prompt"
+        )
     assert costs.listing == estimate_text(skills_index(skills)) + estimate_tool(LOAD_SKILL_TOOL)
     assert costs.listing < costs.everything
     assert costs.everything >= sum(loaded for _, _, loaded in costs.per_skill)

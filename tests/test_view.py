@@ -259,7 +259,7 @@ def test_chinese_labels_and_the_models_own_words(offline: dict, tmp_path: Path) 
     assert '<html lang="zh">' in text
     for label in ("各章运行并排对照", "只看不同之处", "每一轮的上下文", "格式错误", "编造的观察"):
         assert label in text
-    for header in ("<th>章</th>", "<th>解决</th>", "<th>最大上下文</th>", ">轮</th>"):
+    for header in ("<th>章</th>", "<th>解决</th>", "<th>峰值上下文</th>", ">轮</th>"):
         assert header in text
     for english in ("Show only the differences", "format error", ">turn<", "<th>solved</th>"):
         assert english not in text
@@ -357,5 +357,6 @@ def test_the_docs_show_the_page_and_say_where_it_cuts(lang: str) -> None:
     text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")
     section = text.split("\n## 10. ")[1]
     assert f"{view.LIMIT:,} " in section
-    assert "](../images/viewer.png)" in section and (REPO / "docs/images/viewer.png").exists()
+    image = "viewer.png" if lang == "en" else f"viewer.{lang}.png"  # the page in that language
+    assert f"](../images/{image})" in section and (REPO / "docs/images" / image).exists()
     assert "python -m tests.test_view_browser" in section

@@ -6,6 +6,7 @@ the page logs no error and asks the network for nothing.  Without a browser thes
 skipped, except under CI=true, where a missing browser is a failure (.ci/run installs it).
 
     python -m tests.test_view_browser      draws docs/images/viewer.png again
+    python -m tests.test_view_browser zh   the Chinese page, docs/images/viewer.zh.png
 """
 
 from __future__ import annotations
@@ -269,14 +270,15 @@ def test_a_hostile_output_stays_text(browser: Browser, tmp_path: Path) -> None:
 # --- the docs' picture --------------------------------------------------------------------
 
 
-def draw_docs_image(target: Path = DOCS_IMAGE) -> None:
-    """The picture of docs/*/lab.md: the offline comparison, on the task of chapter 2, with a
-    highlighted turn and one call opened."""
+def draw_docs_image(lang: str = "en") -> None:
+    """The picture of docs/<lang>/lab.md: the offline comparison, on the task of chapter 2,
+    with a highlighted turn and one call opened, in the page's language."""
+    target = DOCS_IMAGE if lang == "en" else DOCS_IMAGE.with_suffix(f".{lang}.png")
     problem = missing_browser()
     if problem:
         raise SystemExit(problem)
     with tempfile.TemporaryDirectory() as scratch:
-        _, page_path = offline_comparison(Path(scratch))
+        _, page_path = offline_comparison(Path(scratch), "--lang", lang)
         browser = Browser(Path(scratch) / "profile")
         try:
             page = browser.open(page_path).page
@@ -294,4 +296,4 @@ def draw_docs_image(target: Path = DOCS_IMAGE) -> None:
 
 
 if __name__ == "__main__":
-    draw_docs_image()
+    draw_docs_image(*sys.argv[1:2])
