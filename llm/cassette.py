@@ -219,6 +219,26 @@ def describe_difference(
     return None
 
 
+class SectionKeys:
+    """The key of each child's section of a cassette, never the same twice in one run.
+
+    A child is keyed by the id of the call that started it, and a provider may use an
+    id again once the turns that held it were summarised away (a local server that
+    numbers calls afresh in every reply).  The second child asked for under a key
+    gets `KEY#2`, the third `KEY#3`: the same on record and on replay, so each child
+    replays its own replies, never an earlier child's.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()  # children start from their own threads
+
+    def fresh(self, key: str) -> str:
+        with self._lock:
+            self._seen[key] = count = self._seen.get(key, 0) + 1
+        return key if count == 1 else f"{key}#{count}"
+
+
 class ReplayModel:
     """A Model that answers from a cassette, in order, and never invents a reply."""
 
@@ -240,6 +260,7 @@ class ReplayModel:
             self.header, self.all_entries = read_cassette(self.path, strict=strict)
         self.entries = [entry for entry in self.all_entries if entry.get("child") == child]
         self.key = child
+        self.keys = SectionKeys()  # shared by every section: copies keep the same one
         self.strict = strict
         self.turn = 0
         self.name = f"replay:{shown_path(self.path)}"  # it may be shown in a prompt
@@ -251,6 +272,7 @@ class ReplayModel:
         get the same replies whatever order their threads happen to run in.
         """
         section = copy.copy(self)
+        key = self.keys.fresh(key)
         section.entries = [entry for entry in self.all_entries if entry.get("child") == key]
         section.key, section.turn = key, 0
         return section
@@ -309,6 +331,7 @@ class RecordingModel:
         self.key: str | None = None  # set on the recorder of a child's section
         self._lock = threading.Lock()  # children record from their own threads
         self._root = self  # the recorder that owns the file; a child's section counts there
+        self.keys = SectionKeys()  # shared by every section: copies keep the same one
         _check_record_target(self.path, inner)
         self.partial, self._file = _open_partial(self.path)
         self._write(
@@ -341,6 +364,7 @@ class RecordingModel:
         """A recorder for the child agent started by tool call `key`: the same file, its
         lines tagged with `key`, so a replay can give each child its own section."""
         section = copy.copy(self)
+        key = self.keys.fresh(key)
         section.inner, section.key = for_child(self.inner, key), key
         return section
 

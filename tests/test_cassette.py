@@ -278,3 +278,29 @@ def test_a_section_that_runs_out_names_whose_it_is(tmp_path: Path, key: str, own
     with pytest.raises(CassetteError) as error:
         section.complete("system", [{"role": "user", "content": "hi"}])
     assert f"has 0 replies for {owner} and the run asked for reply 1" in str(error.value)
+
+
+def test_a_child_key_used_again_gets_its_own_section_on_record_and_replay(
+    tmp_path: Path,
+) -> None:
+    """A provider may reuse a call id once older turns were summarised away: the second
+    child under that key records and replays a section of its own, not the first's."""
+    class Live:  # a live model serves its children itself, as the SDK clients do
+        name = "live-test"
+
+        def __init__(self) -> None:
+            self.texts = iter(["first child", "second child"])
+
+        def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
+            return Reply([{"type": "text", "text": next(self.texts)}], "end_turn", Usage(5, 1))
+
+    target = tmp_path / "run.jsonl"
+    hello = [{"role": "user", "content": "go"}]
+    with RecordingModel(Live(), target, chapter="v3_subagents", task="t") as recorder:
+        said = [recorder.child("call_0").complete("s", hello) for _ in range(2)]
+    assert [r.content[0]["text"] for r in said] == ["first child", "second child"]
+    rows = [json.loads(line) for line in target.read_text().splitlines()[1:]]
+    assert [row["child"] for row in rows] == ["call_0", "call_0#2"]
+    replay = ReplayModel(target)
+    again = [replay.child("call_0").complete("s", hello).content[0]["text"] for _ in range(2)]
+    assert again == ["first child", "second child"]

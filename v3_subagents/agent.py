@@ -194,14 +194,16 @@ def run(
 
 def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -> ToolResult:
     """A child's result.  Ctrl-C meanwhile asks every child to stop at its next model call,
-    and their results then say they were interrupted; a second Ctrl-C kills the commands
-    still running and stops waiting.
+    and their results then say they were interrupted; a second Ctrl-C also kills the
+    commands still running, and once the child has ended, stops the parent's run too.
 
     While it waits, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: raised in the
-    middle of the future's own locking, the exception could leave a lock held for ever.
+    middle of the future's own locking, the exception could leave a lock held for ever,
+    and the program could then never end.  It is raised after the wait instead.
     """
     if threading.current_thread() is not threading.main_thread():
         return child.result()  # only the main thread receives Ctrl-C
+    twice = threading.Event()
 
     def first_ctrl_c(signum: int, frame: object) -> None:
         stop.set()
@@ -210,8 +212,8 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
 
     def second_ctrl_c(signum: int, frame: object) -> None:
         stop_running_commands()  # a child's command would hold the program until it ends
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        raise KeyboardInterrupt
+        twice.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a third stops waiting
 
     previous = signal.signal(signal.SIGINT, first_ctrl_c)
     try:
@@ -219,6 +221,9 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
         # until the wait ends; here that is the slice's end, not the child's.
         while not wait([child], timeout=0.2).done:
             continue
-        return child.result()
+        result = child.result()
     finally:
         signal.signal(signal.SIGINT, previous)
+    if twice.is_set():
+        raise KeyboardInterrupt  # out of every lock now: the parent stops as interrupted
+    return result
