@@ -626,6 +626,10 @@ def test_copy_demo_makes_a_private_copy_expands_the_home_folder_and_prints_its_p
     )
     assert modes(copy) == {("folder", 0o700), ("file", 0o600)}
     assert stat.S_IMODE((here / "home/agent-course").stat().st_mode) == 0o700
+    # An edit in the copy's first second must still reach Python: its bytecode cache
+    # tells an edited module by the time, so the copy keeps the originals' times.
+    original = open_demo.demo_workspace / "stats.py"
+    assert (copy / "stats.py").stat().st_mtime_ns == original.stat().st_mtime_ns
 
     assert main(open_demo, ["--copy-demo", "~/agent-course/ws"]) == 2  # never over one's work
     assert capsys.readouterr().err == (
