@@ -643,10 +643,9 @@ def test_copy_demo_makes_a_private_copy_expands_the_home_folder_and_prints_its_p
     # The copy is the work copy of the chapter's documented commands.
     replay = f"replay:{DEMO_CASSETTE}"
     run = ["--workdir", "~/agent-course/ws", "--model", replay, "--quiet", "fix it"]
-    assert main(CHAPTER, [*run, "--record", "~/agent-course/run.jsonl"]) == 0
-    recording = here / "home/agent-course/run.jsonl"
+    assert main(CHAPTER, [*run, "--record", "~/agent-course/runs/run.jsonl"]) == 0
     assert "ordered[middle - 1]" in (copy / "stats.py").read_text()
-    assert stat.S_IMODE(recording.stat().st_mode) == 0o600
+    assert modes(here / "home/agent-course/runs") == {("folder", 0o700), ("file", 0o600)}
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
