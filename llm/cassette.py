@@ -483,9 +483,11 @@ def _provenance(path: Path) -> str:
 
 def _open_partial(path: Path) -> tuple[Path, TextIO]:
     """Create the temporary file a recording grows in, beside `path` (so the final
-    rename stays on one file system) and with a name no one else can have taken."""
+    rename stays on one file system) and with a name no one else can have taken.
+    Like the folder made for it, it is its owner's alone (mkstemp's 0600): a
+    recording holds a conversation, on a shared machine too."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f"{path.name}.", suffix=".partial", dir=path.parent)
     except OSError as exc:
         raise CassetteError(f"cannot record to {path}: {exc.strerror}") from None

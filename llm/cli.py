@@ -292,7 +292,10 @@ def copy_private(source: Path, target: Path) -> None:
 
     Folders become 0700 and files 0600, whatever the source's modes (an installed
     package's files are 0644): on a shared machine the copy holds one's own work.
-    Caches are left behind.  A missing `source` raises, as `shutil.copytree` does.
+    Files keep their modification times: Python's bytecode cache tells an edited
+    module by its time, and a copy stamped "now" could be edited within the same
+    second and keep running the old code.  Caches are left behind.  A missing `source`
+    raises, as `shutil.copytree` does.
     """
     if not source.is_dir():
         raise FileNotFoundError(2, "no such folder", str(source))
@@ -301,8 +304,11 @@ def copy_private(source: Path, target: Path) -> None:
         here = target / Path(folder).relative_to(source)
         here.mkdir(mode=0o700, exist_ok=True)
         for name in files:
-            shutil.copyfile(Path(folder) / name, here / name)
+            original = Path(folder) / name
+            shutil.copyfile(original, here / name)
             os.chmod(here / name, 0o600)
+            times = original.stat()
+            os.utime(here / name, ns=(times.st_atime_ns, times.st_mtime_ns))
 
 
 def fresh_folder(prefix: str, parent: Path | None = None) -> Path:

@@ -607,7 +607,13 @@ def test_the_demo_copy_is_private_whatever_the_modes_of_the_workspace(
     assert main(open_demo, ["--demo"]) == 0
     workdir = demo_workdir(capsys.readouterr().out)
     assert workdir.parent == here
-    assert modes(workdir) == {("folder", 0o700), ("file", 0o600)}
+    # What the agent's own tools made there (a bytecode cache, say) follows the umask.
+    copied = [workdir / p.relative_to(open_demo.demo_workspace) for p in
+              [open_demo.demo_workspace, *open_demo.demo_workspace.rglob("*")]]  # fmt: skip
+    assert {(p.is_dir(), stat.S_IMODE(p.stat().st_mode)) for p in copied} == {
+        (True, 0o700),
+        (False, 0o600),
+    }
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
@@ -626,6 +632,10 @@ def test_copy_demo_makes_a_private_copy_expands_the_home_folder_and_prints_its_p
     )
     assert modes(copy) == {("folder", 0o700), ("file", 0o600)}
     assert stat.S_IMODE((here / "home/agent-course").stat().st_mode) == 0o700
+    # An edit in the copy's first second must still reach Python: its bytecode cache
+    # tells an edited module by the time, so the copy keeps the originals' times.
+    original = open_demo.demo_workspace / "stats.py"
+    assert (copy / "stats.py").stat().st_mtime_ns == original.stat().st_mtime_ns
 
     assert main(open_demo, ["--copy-demo", "~/agent-course/ws"]) == 2  # never over one's work
     assert capsys.readouterr().err == (
@@ -639,10 +649,9 @@ def test_copy_demo_makes_a_private_copy_expands_the_home_folder_and_prints_its_p
     # The copy is the work copy of the chapter's documented commands.
     replay = f"replay:{DEMO_CASSETTE}"
     run = ["--workdir", "~/agent-course/ws", "--model", replay, "--quiet", "fix it"]
-    assert main(CHAPTER, [*run, "--record", "~/agent-course/run.jsonl"]) == 0
-    recording = here / "home/agent-course/run.jsonl"
+    assert main(CHAPTER, [*run, "--record", "~/agent-course/runs/run.jsonl"]) == 0
     assert "ordered[middle - 1]" in (copy / "stats.py").read_text()
-    assert stat.S_IMODE(recording.stat().st_mode) == 0o600
+    assert modes(here / "home/agent-course/runs") == {("folder", 0o700), ("file", 0o600)}
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")

@@ -199,8 +199,9 @@ def test_every_figure_comes_out_the_same_for_another_user_clone_date_and_tempora
     tmp_path: Path,
 ) -> None:
     """A learner's fresh clone prints the docs' figures: whoever they are, wherever the clone
-    is (a path with a space), whatever the files' dates and whatever the temporary folder
-    holds.  Measured for real, in a copy of the checkout's files."""
+    is (a path with a space), whatever the files' dates, the temporary folder and its
+    contents, and with the class's .env beside it.  Measured for real, in a copy of the
+    checkout's files."""
     listed = subprocess.run(
         ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=False
     )
@@ -211,6 +212,7 @@ def test_every_figure_comes_out_the_same_for_another_user_clone_date_and_tempora
         if (REPO / name).is_file():
             (clone / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, clone / name)
+    (clone / ".env").write_text("OPENAI_API_KEY=sk-class-key\nAGENT_TIMEOUT=600\n")  # a class's
     another_day = datetime(2001, 2, 3, 4, 5, 6).timestamp()
     for path in clone.rglob("*"):
         os.utime(path, (another_day, another_day))

@@ -62,11 +62,13 @@ def tables_of(output: str) -> dict[str, list[list[str]]]:
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """`python -m lab compare --chapters v0,v1,v2,v3 --json FILE`, run once for the tests below."""
-    records = tmp_path_factory.mktemp("offline") / "records.json"
+    folder = tmp_path_factory.mktemp("offline")  # away from a .env beside the clone
+    records = folder / "records.json"
     chapters = ",".join(CHAPTERS)
     done = subprocess.run(
         [sys.executable, "-m", "lab", "compare", "--chapters", chapters, "--json", str(records)],
-        cwd=REPO,
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
         timeout=600,  # a guard against a hang: about 5 s when idle, far more on a busy machine
@@ -560,8 +562,13 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
     ],
 )
 def test_flags_that_cannot_work_are_one_line(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # away from a .env of the learner's beside the clone
     assert compare.main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
