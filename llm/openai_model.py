@@ -89,6 +89,9 @@ class OpenAIModel:
         request["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if tools:
             request["tools"] = to_chat_tools(tools)
+            # "auto" is the API's default, but some servers act on tools only when it is
+            # said: llama-cpp-python's chatml-function-calling format drops them silently.
+            request["tool_choice"] = "auto"
         if stop:
             request["stop"] = stop
         try:

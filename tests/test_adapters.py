@@ -297,6 +297,7 @@ def test_openai_request_translates_tools_stop_and_tool_history(
             },
         }
     ]
+    assert body["tool_choice"] == "auto"  # some servers drop tools unless it is said
     assert body["stop"] == ["Observation:"]
     assert "stop_sequences" not in body
     assert body["max_tokens"] == 321
