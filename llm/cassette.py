@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from .console import shown_path
 from .errors import CassetteError
+from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
 from .types import STOP_REASONS, Message, Model, Reply
 
@@ -283,7 +284,7 @@ class ReplayModel:
             # Hand-written usage is typed in, not measured: estimate it from what this
             # run really sent (real tool output included) and from the reply itself.
             reply.usage = estimate_usage(system, messages, tools, reply)
-        return reply
+        return check_tool_calls(reply, tools)  # a recorded call left in text stops here too
 
 
 class RecordingModel:
@@ -325,12 +326,28 @@ class RecordingModel:
         stop: list[str] | None = None,
         max_tokens: int = 4096,
     ) -> Reply:
-        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+        try:
+            reply = self.inner.complete(
+                system, messages, tools=tools, stop=stop, max_tokens=max_tokens
+            )
+        except ToolCallInText as stopped:  # kept, so that its replay stops the same way
+            self._keep(stopped.reply, system, messages, tools, stop)
+            raise
+        self._keep(reply, system, messages, tools, stop)
+        return reply
+
+    def _keep(
+        self,
+        reply: Reply,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None,
+        stop: list[str] | None,
+    ) -> None:
         row = {"reply": reply.to_dict(), "request": request_digest(system, messages, tools, stop)}
         if self.key:
             row["child"] = self.key
         self._write(row)
-        return reply
 
     def child(self, key: str) -> RecordingModel:
         """A recorder for the child agent started by tool call `key`: the same file, its

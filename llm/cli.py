@@ -28,6 +28,7 @@ from .console import Console, counted, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult
 from .spec import load_model, read_env_file, redirected_keys
+from .text_calls import ToolCallInText
 from .types import Model
 
 EXIT_CODES = {"done": 0, "error": 2}  # every other stop (max_turns, interrupted, …) is 1
@@ -339,6 +340,8 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print("interrupted: the turn was stopped; the conversation is kept", file=sys.stderr)
     elif result.stop == "error":
         print(f"error: {result.error}", file=sys.stderr)
+    elif result.stop == ToolCallInText.stop:
+        print(f"stopped: {result.error}", file=sys.stderr)
     elif result.stop != "done":
         print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
 

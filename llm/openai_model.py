@@ -33,6 +33,7 @@ from .provider_http import (
     timed_out,
     usage_from,
 )
+from .text_calls import check_tool_calls
 from .types import INVALID_JSON, Block, Message, Reply, Usage
 
 FINISH_REASONS = {
@@ -101,7 +102,8 @@ class OpenAIModel:
         except self._sdk.APIError as exc:
             raise self._translate(exc) from None
         body = json_object(response.http_response, "OPENAI_BASE_URL", "often ending in /v1")
-        return self._reply(body)
+        # A call the server left in the text would otherwise read as a final answer.
+        return check_tool_calls(self._reply(body), tools)
 
     def _reply(self, body: dict[str, Any]) -> Reply:
         """A Chat Completions answer as a Reply, or a ModelError that says what is wrong."""

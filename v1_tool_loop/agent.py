@@ -79,7 +79,7 @@ def run(
         return RunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return RunResult("error", messages, usage, error=str(error))
+        return RunResult(error.stop, messages, usage, error=str(error))
 
     close_open_turn(messages, f"stopped after {max_turns} turns")
     return RunResult("max_turns", messages, usage)

@@ -183,7 +183,7 @@ def run(
         return DelegationRunResult("interrupted", messages, usage, children=children)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return DelegationRunResult("error", messages, usage, error=str(error), children=children)
+        return DelegationRunResult(error.stop, messages, usage, error=str(error), children=children)
 
     close_open_turn(messages, f"stopped after {max_turns} turns")
     return DelegationRunResult("max_turns", messages, usage, children=children)

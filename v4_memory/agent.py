@@ -242,7 +242,7 @@ def run(
         return result("interrupted")
     except ModelError as error:  # ContextFull, stage 3 of the window, is one too
         session.close_turn(results, f"model error: {error}")
-        return result("error", str(error))
+        return result(error.stop, str(error))
 
     session.close_turn([], f"stopped after {max_turns} turns")
     return result("max_turns")
