@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from .console import shown_path
+from .console import counted, shown_path
 from .errors import CassetteError
 from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
@@ -214,7 +214,7 @@ def describe_difference(
             role = messages[index]["role"]
             return f"message {index + 1} ({role}) differs; it now begins {preview}…"
     if len(old) != len(new):
-        return f"the recording sent {len(old)} messages, this run sends {len(new)}"
+        return f"the recording sent {counted(len(old), 'message')}, this run sends {len(new)}"
     return None
 
 
@@ -265,7 +265,8 @@ class ReplayModel:
         if self.turn >= len(self.entries):
             whose = f" for the child of call {self.key}" if self.key else ""
             raise CassetteError(
-                f"the cassette {self.path} has {len(self.entries)} replies{whose} and the run "
+                f"the cassette {self.path} has {counted(len(self.entries), 'reply', 'replies')}"
+                f"{whose} and the run "
                 f"asked for reply {self.turn + 1}; a replay never invents one. Record a longer "
                 "run with --record, or run live with --model."
             )

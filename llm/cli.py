@@ -26,7 +26,7 @@ from typing import Any
 from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console, counted, shown_path
 from .errors import CassetteError, ModelError
-from .result import RunResult
+from .result import RunResult, tool_uses
 from .spec import load_model, read_env_file, redirected_keys
 from .text_calls import ToolCallInText
 from .types import Model
@@ -201,6 +201,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         turns = args.max_turns
         result = chapter.run(task, workdir=workdir, max_turns=turns, console=console, **state)
         report(result, console, args.max_turns)
+        if tools_reached(result, args.max_turns):
+            return 0  # the check that tools reach the model passed
         if args.demo and chapter.after_demo and result.stop == "done":
             chapter.after_demo(state, workdir, args.model, console)
         if args.demo:
@@ -323,9 +325,17 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     )
     for line in result.highlights():
         console.note(line)
-    if result.stop == "max_turns":
+    if tools_reached(result, max_turns):
+        calls = next(c for m in reversed(result.messages) if (c := tool_uses(m)))
+        names = ", ".join(dict.fromkeys(call["name"] for call in calls))
+        console.note(
+            f"the tools reached the model: its one turn called {names} "
+            "(raise --max-turns to let it finish the task)"
+        )
+    elif result.stop == "max_turns":
         print(
-            f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
+            f"stopped: the model used all {counted(max_turns, 'turn')} (--max-turns) "
+            "without finishing",
             file=sys.stderr,
         )
     elif result.stop == "max_tokens":
@@ -344,6 +354,12 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print(f"stopped: {result.error}", file=sys.stderr)
     elif result.stop != "done":
         print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
+
+
+def tools_reached(result: RunResult, max_turns: int) -> bool:
+    """A run of one turn whose reply called a tool: `--max-turns 1` is how the docs check
+    that a server passes the tools on, so that run succeeded."""
+    return result.stop == "max_turns" and max_turns == 1 and result.tool_calls > 0
 
 
 def _is_utf8(text: str) -> bool:

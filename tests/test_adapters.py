@@ -1066,7 +1066,7 @@ def test_recorded_run_replays_to_the_same_trajectory(
     assert live.stop == "done"
     assert (live_dir / "hello.txt").read_text() == GREETING
     assert tool_results(live.messages) == [
-        ("wrote 1 lines to hello.txt", False),
+        ("wrote 1 line to hello.txt", False),
         ("hello from the agent", False),
     ]
     assert len(fake_provider.requests) == 3

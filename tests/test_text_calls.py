@@ -14,7 +14,7 @@ import pytest
 
 from llm.cli import main
 from llm.text_calls import calls_in_text
-from tests.fake_provider import FakeProvider, openai_completion
+from tests.fake_provider import FakeProvider, openai_completion, openai_tool_call
 from v1_tool_loop.__main__ import CHAPTER
 
 FENCED = 'I will list the files.\n```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```'
@@ -115,3 +115,37 @@ def test_with_parsing_switched_on_the_agent_runs_the_call_from_the_text(
     second = fake_provider.requests[1].body["messages"]
     assert second[2]["tool_calls"][0]["function"]["name"] == "bash"
     assert second[3]["role"] == "tool" and "notes.txt" in second[3]["content"]
+
+
+def test_the_check_that_tools_reach_the_model_succeeds_on_a_first_call(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = openai_tool_call("call_1", "bash", {"command": "ls"})
+    fake_provider.reply(openai_completion(None, [call], finish_reason="tool_calls"))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path, "--max-turns", "1")
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "── max_turns: 1 turn, 1 tool call," in out
+    assert "the tools reached the model: its one turn called bash" in out
+    assert "stopped" not in err
+    assert fake_provider.requests[0].body["tool_choice"] == "auto"
+
+
+def test_a_one_turn_answer_without_a_call_is_done_and_no_check(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion("I cannot list files."))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path, "--max-turns", "1")
+
+    out, _ = capsys.readouterr()
+    assert code == 0 and "── done: 1 turn, 0 tool calls" in out  # it answered: not a check
+    assert "reached" not in out

@@ -23,7 +23,7 @@ from typing import Any
 from llm import Console, Model
 from llm.cassette import read_cassette
 from llm.cli import Chapter, UsageError, main
-from llm.console import shown_path
+from llm.console import counted, shown_path
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run
@@ -60,7 +60,8 @@ def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Consol
     try:
         if args.resume or args.resume_latest:
             session = store.open(args.resume or latest_id(store))
-            console.note(f"resumed session {session.id}: {len(session.messages())} messages")
+            shown = counted(len(session.messages()), "message")
+            console.note(f"resumed session {session.id}: {shown}")
             for repair in session.repairs:
                 console.warn(f"repaired: {repair}")
         else:
@@ -99,7 +100,7 @@ def resume(state: dict[str, Any], session_id: str) -> str:
         return str(error)
     state["session"].close()
     state["session"], state["history"] = session, []
-    return f"resumed session {session.id}: {len(session.messages())} messages"
+    return f"resumed session {session.id}: {counted(len(session.messages()), 'message')}"
 
 
 def compact(state: dict[str, Any], _: str) -> str:

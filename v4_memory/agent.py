@@ -28,6 +28,7 @@ from pathlib import Path
 
 from llm import Console, Model, ModelError
 from llm.cassette import for_child
+from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, tool_uses
 from v1_tool_loop.tools import HANDLERS, ToolResult, run_tool
@@ -232,7 +233,7 @@ def run(
             quiet_turns = 0 if wrote_plan else quiet_turns + 1
             if reminder_due(todos, quiet_turns, tool_calls, remind_after):
                 results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
+                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
                 quiet_turns = 0
             session.append({"role": "user", "content": results})
             results = []
@@ -244,6 +245,6 @@ def run(
         session.close_turn(results, f"model error: {error}")
         return result(error.stop, str(error))
 
-    session.close_turn([], f"stopped after {max_turns} turns")
+    session.close_turn([], f"stopped after {counted(max_turns, 'turn')}")
     return result("max_turns")
 
