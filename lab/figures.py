@@ -734,6 +734,7 @@ class SessionStep:
     turns: list[Turn]
     sent: list[list[Message]]
     layers: list[Any]  # the system prompt's layers in this step (prompt.Layer)
+    runtime: Any  # the runtime note that ends its requests (prompt.Layer)
     session_file: str  # the session file as the step left it
 
 
@@ -774,9 +775,10 @@ def session_steps(name: str) -> list[SessionStep]:
             finally:
                 if session:
                     session.close()
-            layers = agent.layers(workdir, model.name, result.recalled)
+            layers = agent.layers(workdir, result.recalled)
+            note = agent.runtime_now(workdir, model.name)
             text = (store.root / f"{result.session_id}.jsonl").read_text(encoding="utf-8")
-            steps.append(SessionStep(resumed, result, model.turns, model.sent, layers, text))
+            steps.append(SessionStep(resumed, result, model.turns, model.sent, layers, note, text))
     return steps
 
 
@@ -850,10 +852,11 @@ def prompt_layers(name: str, lang: str = "en") -> str:
     headers = [word("layer", lang)]
     headers += [step_word(step, n, lang) for n, step in enumerate(steps, start=1)]
     rows = []
-    for index, layer in enumerate(steps[0].layers):
-        cells = [step.layers[index].tokens for step in steps]
+    every = [[*step.layers, step.runtime] for step in steps]
+    for index, layer in enumerate(every[0]):
+        cells = [layers[index].tokens for layers in every]
         rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
-    rows.append([word("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
+    rows.append([word("total", lang), *(number(sum(x.tokens for x in s)) for s in every)])
     prompts = [assemble(step.layers) for step in steps]
     shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
     rows.append([word("same start as the step before", lang), *shared])

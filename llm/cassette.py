@@ -29,7 +29,7 @@ from .console import counted, shown_path
 from .errors import CassetteError
 from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
-from .types import STOP_REASONS, Message, Model, Reply
+from .types import RUNTIME_TAG, STOP_REASONS, Message, Model, Reply
 
 FORMAT = "cassette/1"
 
@@ -188,13 +188,30 @@ def _digest(value: Any) -> str:
 def request_digest(
     system: str, messages: list[Message], tools: list[dict] | None, stop: list[str] | None
 ) -> dict[str, Any]:
-    """Digest each part of a request separately, so a mismatch can say which part changed."""
+    """Digest each part of a request separately, so a mismatch can say which part changed.
+
+    A runtime note (a text block that begins with RUNTIME_TAG) is left out: it says when,
+    with which model spec and where the call was made, which a replay never repeats.
+    """
     return {
         "system": _digest(system),
         "tools": _digest(tools or []),
         "stop": list(stop or []),
-        "messages": [_digest(message) for message in messages],
+        "messages": [_digest(without_runtime(message)) for message in messages],
     }
+
+
+def without_runtime(message: Message) -> Message:
+    """The message without its runtime note, if it has one."""
+    content = message["content"]
+    if isinstance(content, str):
+        return message
+    kept = [block for block in content if not is_runtime(block)]
+    return message if len(kept) == len(content) else {**message, "content": kept}
+
+
+def is_runtime(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(RUNTIME_TAG)
 
 
 def describe_difference(

@@ -62,7 +62,7 @@ class Chapter:
     # run (`setup`), and may show more after its demo (`after_demo`).
     flags: Callable[[argparse.ArgumentParser], None] | None = None
     setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
-    after_demo: Callable[[dict[str, Any], Path, str | None, Console], None] | None = None
+    after_demo: Callable[[dict[str, Any], Path, argparse.Namespace, Console], None] | None = None
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -190,6 +190,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
             f"recording the model's replies to {args.record}; "
             f"they are written to {shown_path(model.partial)} until the run ends"
         )
+    if args.demo:
+        check_demo_replay(chapter, task, model)
     try:
         workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
         # The keyword arguments of every run: the model, and what the chapter adds.
@@ -204,7 +206,7 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         if tools_reached(result, args.max_turns):
             return 0  # the check that tools reach the model passed
         if args.demo and chapter.after_demo and result.stop == "done":
-            chapter.after_demo(state, workdir, args.model, console)
+            chapter.after_demo(state, workdir, args, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
@@ -231,6 +233,21 @@ def _demo_task_and_model(
         )
     console.note(f"task: {header['task']}")
     return header["task"], model
+
+
+def check_demo_replay(chapter: Chapter, task: str, model: Model) -> None:
+    """A cassette given to --demo must be a recording of this demo: one made for another
+    task would answer questions this run never asks."""
+    replay = model.inner if isinstance(model, RecordingModel) else model
+    if not isinstance(replay, ReplayModel):
+        return
+    recorded, made_by = replay.header.get("task"), replay.header.get("chapter")
+    if recorded != task or made_by not in (None, chapter.name):
+        what = f"{made_by or 'a chapter'}'s task {str(recorded)[:40]!r}"
+        raise CassetteError(
+            f"{replay.path} was recorded for {what}, not for this demo: replay it with its own "
+            f"task and no --demo, or record the demo with --demo --model M --record FILE"
+        )
 
 
 def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:

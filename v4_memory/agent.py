@@ -7,6 +7,7 @@ Chapter 3's loop, with the conversation kept in a session file instead of a list
          │
     ask the model ◄── system prompt rebuilt from layers every call         ◄ new
          ▲            messages = window.fit(): within budget, in stages    ◄ new
+         │            + the runtime note (clock, model, work dir) at the end ◄ new
          │                         │
          │      stop_reason == "max_tokens"? ──► go on: say it was cut off  ◄ changed
          │      stop_reason != "tool_use"?   ──► done: its text is the answer
@@ -42,7 +43,7 @@ from v3_subagents.subagents import AgentType, Child, StoppableModel, child_repor
 
 from .context import ContextWindow, SessionRunResult, continuation, default_budget
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
-from .prompt import HOME, Layer, assemble, build_layers
+from .prompt import HOME, Layer, assemble, build_layers, runtime, with_runtime
 from .session import SESSIONS_DIR, Session, SessionStore
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
 
@@ -79,20 +80,20 @@ TOOLS = [SCHEMAS_BY_NAME[name] for name in MAIN.tools]
 
 
 def layers(
-    workdir: Path, model_name: str, recalled: list[Hit] | None = None, skills: str | None = None
+    workdir: Path, recalled: list[Hit] | None = None, skills: str | None = None
 ) -> list[Layer]:
     """The system prompt's layers for the next call, its files read afresh (they may have
     changed); `skills`, the skills index, when the caller has it already."""
     if skills is None:
         skills = skills_index(find_skills(workdir)[0])
     return build_layers(
-        workdir,
-        model_name=model_name,
-        now=datetime.now().astimezone(),
-        recalled=recalled or [],
-        skills_index=skills,
-        tools_guidance=MAIN.system,
+        workdir, recalled=recalled or [], skills_index=skills, tools_guidance=MAIN.system
     )
+
+
+def runtime_now(workdir: Path, model_name: str) -> Layer:
+    """The runtime note for the next call: it ends the request, after the conversation."""
+    return runtime(workdir, model_name, datetime.now().astimezone())
 
 
 def run(
@@ -181,12 +182,14 @@ def run(
     results: list[dict] = []
     try:
         for _ in range(max_turns):
-            system, tools = assemble(layers(workdir, model.name, recalled, skills)), TOOLS
+            system, tools = assemble(layers(workdir, recalled, skills)), TOOLS
+            note = runtime_now(workdir, model.name)  # last, so all before it stays cached
             with console.thinking():
                 try:
-                    reply = model.complete(system, window.fit(system, tools), tools=tools)
+                    messages = with_runtime(window.fit(system, tools), note)
+                    reply = model.complete(system, messages, tools=tools)
                 except ContextTooLong:  # the estimate was low: make room, and ask again once
-                    messages = window.fit_after_overflow(system, tools)
+                    messages = with_runtime(window.fit_after_overflow(system, tools), note)
                     reply = model.complete(system, messages, tools=tools)
             window.note_usage(reply.usage)
             usage.append(reply.usage)
@@ -247,4 +250,3 @@ def run(
 
     session.close_turn([], f"stopped after {counted(max_turns, 'turn')}")
     return result("max_turns")
-
