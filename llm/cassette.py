@@ -32,6 +32,7 @@ from .tokens import estimate_usage
 from .types import RUNTIME_TAG, STOP_REASONS, Message, Model, Reply
 
 FORMAT = "cassette/1"
+NOTE_VARIABLE = "AGENT_RECORD_SETUP"  # kept in a recording's header as "setup"
 
 
 def read_cassette(
@@ -325,16 +326,21 @@ class RecordingModel:
         self._root = self  # the recorder that owns the file; a child's section counts there
         _check_record_target(self.path, inner)
         self.partial, self._file = _open_partial(self.path)
-        self._write(
-            {
-                "format": FORMAT,
-                "provenance": "recorded",
-                "model": inner.name,
-                "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "chapter": chapter,
-                "task": task,
-            }
-        )
+        header = {
+            "format": FORMAT,
+            "provenance": "recorded",
+            "model": inner.name,
+            "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "chapter": chapter,
+            "task": task,
+        }
+        # What the model spec cannot say: which server answered, and how it was set up
+        # (the weights' quantisation, the server's flags), as the person recording says.
+        if isinstance(getattr(inner, "base_url", None), str):
+            header["server"] = inner.base_url
+        if os.environ.get(NOTE_VARIABLE):
+            header["setup"] = os.environ[NOTE_VARIABLE]
+        self._write(header)
 
     def complete(
         self,

@@ -83,10 +83,14 @@ def test_the_recording_of_such_a_run_replays_to_the_same_stop(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     fake_provider.reply(openai_completion(FENCED))
+    monkeypatch.setenv("AGENT_RECORD_SETUP", "tiny.gguf Q4_1, llama-cpp-python, default template")
     cassette = tmp_path / "run.jsonl"
     assert run_chapter_1(fake_provider, monkeypatch, tmp_path, "--record", str(cassette)) == 1
     lines = cassette.read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[1])["reply"]["content"][0]["text"] == FENCED
+    header = json.loads(lines[0])  # the header says which server, set up how
+    assert header["server"] == fake_provider.url + "/v1"
+    assert header["setup"] == "tiny.gguf Q4_1, llama-cpp-python, default template"
     capsys.readouterr()
 
     code = main(CHAPTER, ["--model", f"replay:{cassette}", "--workdir", str(tmp_path), "--strict",
