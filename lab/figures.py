@@ -851,7 +851,8 @@ def context_stages(name: str, lang: str = "en") -> str:
 
 
 def prompt_layers(name: str, lang: str = "en") -> str:
-    """The system prompt's layers in each step of the demo, in estimated tokens.
+    """The system prompt's layers in each step of the demo, in estimated tokens, then the
+    runtime note that ends each request (not in the system prompt, not in the total).
 
     The last row is how many tokens at the start of the step's prompt are the same as
     at the start of the step before's: what a provider's prefix cache could reuse.
@@ -860,11 +861,12 @@ def prompt_layers(name: str, lang: str = "en") -> str:
     headers = [word("layer", lang)]
     headers += [step_word(step, n, lang) for n, step in enumerate(steps, start=1)]
     rows = []
-    every = [[*step.layers, step.runtime] for step in steps]
-    for index, layer in enumerate(every[0]):
-        cells = [layers[index].tokens for layers in every]
+    for index, layer in enumerate(steps[0].layers):
+        cells = [step.layers[index].tokens for step in steps]
         rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
-    rows.append([word("total", lang), *(number(sum(x.tokens for x in s)) for s in every)])
+    rows.append([word("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
+    after = word("after the conversation", lang)
+    rows.append([f"8 · `runtime`, {after}", *(number(step.runtime.tokens) for step in steps)])
     prompts = [assemble(step.layers) for step in steps]
     shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
     rows.append([word("same start as the step before", lang), *shared])

@@ -49,6 +49,7 @@ ZH = {
     "total": "合计",
     "same start as the step before": "与上一步相同的开头",
     "model calls": "模型调用",
+    "after the conversation": "在对话之后",
     "tokens sent": "发送的 token",
     "cached: clock in the system prompt": "可缓存：时钟在系统提示词里",
     "cached: runtime note last": "可缓存：运行时说明放在最后",
