@@ -229,7 +229,9 @@ def _assistant_to_chat(blocks: list[Block]) -> dict[str, Any]:
         for block in blocks
         if block["type"] == "tool_use"
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    # "" rather than null when there are only calls: both are valid Chat Completions, but
+    # llama-cpp-python's server refuses null, and no server refuses "".
+    message: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         message["tool_calls"] = calls
     return message

@@ -328,7 +328,7 @@ def test_openai_request_translates_tools_stop_and_tool_history(
         {"role": "user", "content": "Keep the style of the file."},
         {
             "role": "assistant",
-            "content": None,
+            "content": "",  # not null, which llama-cpp-python's server refuses
             "tool_calls": [
                 {
                     "id": "toolu_03",
