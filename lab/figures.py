@@ -722,11 +722,13 @@ def compare_table(task: str, window: str = "", lang: str = "en") -> str:
 
 
 class SentWatcher(WatchedModel):
-    """A WatchedModel that also keeps the messages of every call: what the window sent."""
+    """A WatchedModel that also keeps the messages and system prompt of every call: what
+    the window sent."""
 
     def __init__(self, inner: Model) -> None:
         super().__init__(inner)
         self.sent: list[list[Message]] = []
+        self.systems: list[str] = []
 
     def complete(
         self,
@@ -737,6 +739,7 @@ class SentWatcher(WatchedModel):
         max_tokens: int = 4096,
     ) -> Reply:
         self.sent.append(list(messages))
+        self.systems.append(system)
         return super().complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
 
@@ -748,7 +751,9 @@ class SessionStep:
     result: Any  # the chapter's SessionRunResult
     turns: list[Turn]
     sent: list[list[Message]]
+    systems: list[str]  # the system prompt of every call
     layers: list[Any]  # the system prompt's layers in this step (prompt.Layer)
+    runtime: Any  # the runtime note that ends its requests (prompt.Layer)
     session_file: str  # the session file as the step left it
 
 
@@ -789,9 +794,14 @@ def session_steps(name: str) -> list[SessionStep]:
             finally:
                 if session:
                     session.close()
-            layers = agent.layers(workdir, model.name, result.recalled)
+            layers = agent.layers(workdir, result.recalled)
+            note = agent.runtime_now(workdir, model.name)
             text = (store.root / f"{result.session_id}.jsonl").read_text(encoding="utf-8")
-            steps.append(SessionStep(resumed, result, model.turns, model.sent, layers, text))
+            steps.append(
+                SessionStep(
+                    resumed, result, model.turns, model.sent, model.systems, layers, note, text
+                )
+            )
     return steps
 
 
@@ -856,7 +866,8 @@ def context_stages(name: str, lang: str = "en") -> str:
 
 
 def prompt_layers(name: str, lang: str = "en") -> str:
-    """The system prompt's layers in each step of the demo, in estimated tokens.
+    """The system prompt's layers in each step of the demo, in estimated tokens, then the
+    runtime note that ends each request (not in the system prompt, not in the total).
 
     The last row is how many tokens at the start of the step's prompt are the same as
     at the start of the step before's: what a provider's prefix cache could reuse.
@@ -869,9 +880,64 @@ def prompt_layers(name: str, lang: str = "en") -> str:
         cells = [step.layers[index].tokens for step in steps]
         rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
     rows.append([word("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
+    after = word("after the conversation", lang)
+    rows.append([f"8 · `runtime`, {after}", *(number(step.runtime.tokens) for step in steps)])
     prompts = [assemble(step.layers) for step in steps]
     shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
     rows.append([word("same start as the step before", lang), *shared])
+    return stamp() + "\n" + table(headers, rows)
+
+
+def chat_text(system: str, messages: list[Message]) -> str:
+    """A request as a chat template lays it out for a local model: the tool schemas
+    first, then each Chat Completions message under its role.  What a prefix cache
+    compares, near enough."""
+    parts = [json.dumps(to_chat_tools(TOOLS), ensure_ascii=False)]
+    for message in to_chat_messages(system, messages):
+        calls = json.dumps(message.get("tool_calls", []), ensure_ascii=False)
+        parts.append(f"<|{message['role']}|>\n{message.get('content') or ''}{calls}")
+    return "\n".join(parts)
+
+
+def clock_in_prompt(system: str, messages: list[Message], minute: int) -> str:
+    """The same request laid out as it was before the runtime note left the system prompt:
+    the runtime facts at the end of the system prompt, the clock `minute` minutes on."""
+    *before, last = messages
+    note = last["content"][-1]["text"]  # with_runtime put it there
+    kept = [*before, {**last, "content": last["content"][:-1]}]
+    facts = note.splitlines()[1:-1]  # without the <runtime> tags
+    clock = re.sub(r"\d\d:\d\d", f"{9 + minute // 60:02}:{minute % 60:02}", facts[0], count=1)
+    runtime = "\n".join(["# Runtime", "", clock, *facts[1:]])
+    return chat_text(f"{system}\n\n{runtime}", kept)
+
+
+def prefix_cache(name: str, lang: str = "en") -> str:
+    """What a prefix cache can reuse in each step of chapter 4's demo, with the runtime facts
+    at the end of the system prompt or in the note that ends the request.
+
+    Each call's request is laid out as a chat template would (`chat_text`), and compared
+    with the call before: the identical start (`shared_prefix_tokens`) is what a provider
+    or a local server can take from its cache.  The clock moves on one minute per call,
+    as on a local model on a laptop's CPU; with a fast hosted model most calls fall in
+    the same minute and both rows come closer.  Compaction rewrites the history now and
+    then, which no layout can keep cached.
+    """
+    steps = session_steps(name)
+    headers = [word("step", lang), word("model calls", lang), word("tokens sent", lang)]
+    headers += [word("cached: clock in the system prompt", lang)]
+    headers += [word("cached: runtime note last", lang)]
+    rows = []
+    for number_, step in enumerate(steps, start=1):
+        calls = list(zip(step.systems, step.sent, strict=True))
+        new = [chat_text(system, sent) for system, sent in calls]
+        old = [clock_in_prompt(system, sent, minute) for minute, (system, sent) in enumerate(calls)]
+        sent_tokens = sum(estimate_text(text) for text in new)
+        cells = []
+        for texts in (old, new):
+            reused = sum(shared_prefix_tokens(a, b) for a, b in itertools.pairwise(texts))
+            cells.append(f"≈{number(reused)} ({round(100 * reused / sent_tokens)} %)")
+        rows.append([step_word(step, number_, lang), str(len(calls)), f"≈{number(sent_tokens)}"])
+        rows[-1] += cells
     return stamp() + "\n" + table(headers, rows)
 
 
@@ -1011,6 +1077,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "compare-table": compare_table,
     "context-stages": context_stages,
     "prompt-layers": prompt_layers,
+    "prefix-cache": prefix_cache,
     "skill-costs": skill_costs,
     "bm25-example": bm25_example,
     "demo-output-masked": demo_output_masked,

@@ -25,12 +25,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
-from .console import shown_path
+from .console import counted, shown_path
 from .errors import CassetteError
+from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
-from .types import STOP_REASONS, Message, Model, Reply, unique_call_ids
+from .types import RUNTIME_TAG, STOP_REASONS, Message, Model, Reply, unique_call_ids
 
 FORMAT = "cassette/1"
+NOTE_VARIABLE = "AGENT_RECORD_SETUP"  # kept in a recording's header as "setup"
 
 
 def read_cassette(
@@ -189,13 +191,30 @@ def _digest(value: Any) -> str:
 def request_digest(
     system: str, messages: list[Message], tools: list[dict] | None, stop: list[str] | None
 ) -> dict[str, Any]:
-    """Digest each part of a request separately, so a mismatch can say which part changed."""
+    """Digest each part of a request separately, so a mismatch can say which part changed.
+
+    A runtime note (a text block that begins with RUNTIME_TAG) is left out: it says when,
+    with which model spec and where the call was made, which a replay never repeats.
+    """
     return {
         "system": _digest(system),
         "tools": _digest(tools or []),
         "stop": list(stop or []),
-        "messages": [_digest(message) for message in messages],
+        "messages": [_digest(without_runtime(message)) for message in messages],
     }
+
+
+def without_runtime(message: Message) -> Message:
+    """The message without its runtime note, if it has one."""
+    content = message["content"]
+    if isinstance(content, str):
+        return message
+    kept = [block for block in content if not is_runtime(block)]
+    return message if len(kept) == len(content) else {**message, "content": kept}
+
+
+def is_runtime(block: dict[str, Any]) -> bool:
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(RUNTIME_TAG)
 
 
 def describe_difference(
@@ -215,7 +234,7 @@ def describe_difference(
             role = messages[index]["role"]
             return f"message {index + 1} ({role}) differs; it now begins {preview}…"
     if len(old) != len(new):
-        return f"the recording sent {len(old)} messages, this run sends {len(new)}"
+        return f"the recording sent {counted(len(old), 'message')}, this run sends {len(new)}"
     return None
 
 
@@ -288,7 +307,8 @@ class ReplayModel:
         if self.turn >= len(self.entries):
             whose = f" for {section_owner(self.key)}" if self.key else ""
             raise CassetteError(
-                f"the cassette {self.path} has {len(self.entries)} replies{whose} and the run "
+                f"the cassette {self.path} has {counted(len(self.entries), 'reply', 'replies')}"
+                f"{whose} and the run "
                 f"asked for reply {self.turn + 1}; a replay never invents one. Record a longer "
                 "run with --record, or run live with --model."
             )
@@ -310,7 +330,7 @@ class ReplayModel:
             # Hand-written usage is typed in, not measured: estimate it from what this
             # run really sent (real tool output included) and from the reply itself.
             reply.usage = estimate_usage(system, messages, tools, reply)
-        return reply
+        return check_tool_calls(reply, tools)  # a recorded call left in text stops here too
 
 
 class RecordingModel:
@@ -334,16 +354,21 @@ class RecordingModel:
         self.keys = SectionKeys()  # shared by every section: copies keep the same one
         _check_record_target(self.path, inner)
         self.partial, self._file = _open_partial(self.path)
-        self._write(
-            {
-                "format": FORMAT,
-                "provenance": "recorded",
-                "model": inner.name,
-                "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "chapter": chapter,
-                "task": task,
-            }
-        )
+        header = {
+            "format": FORMAT,
+            "provenance": "recorded",
+            "model": inner.name,
+            "recorded_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "chapter": chapter,
+            "task": task,
+        }
+        # What the model spec cannot say: which server answered, and how it was set up
+        # (the weights' quantisation, the server's flags), as the person recording says.
+        if isinstance(getattr(inner, "base_url", None), str):
+            header["server"] = inner.base_url
+        if os.environ.get(NOTE_VARIABLE):
+            header["setup"] = os.environ[NOTE_VARIABLE]
+        self._write(header)
 
     def complete(
         self,
@@ -353,12 +378,28 @@ class RecordingModel:
         stop: list[str] | None = None,
         max_tokens: int = 4096,
     ) -> Reply:
-        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+        try:
+            reply = self.inner.complete(
+                system, messages, tools=tools, stop=stop, max_tokens=max_tokens
+            )
+        except ToolCallInText as stopped:  # kept, so that its replay stops the same way
+            self._keep(stopped.reply, system, messages, tools, stop)
+            raise
+        self._keep(reply, system, messages, tools, stop)
+        return reply
+
+    def _keep(
+        self,
+        reply: Reply,
+        system: str,
+        messages: list[Message],
+        tools: list[dict] | None,
+        stop: list[str] | None,
+    ) -> None:
         row = {"reply": reply.to_dict(), "request": request_digest(system, messages, tools, stop)}
         if self.key:
             row["child"] = self.key
         self._write(row)
-        return reply
 
     def child(self, key: str) -> RecordingModel:
         """A recorder for the child agent started by tool call `key`: the same file, its

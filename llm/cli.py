@@ -27,8 +27,9 @@ from typing import Any
 from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console, counted, shown_path
 from .errors import CassetteError, ModelError
-from .result import RunResult
+from .result import RunResult, tool_uses
 from .spec import load_model, read_env_file, redirected_keys
+from .text_calls import ToolCallInText
 from .types import Model
 
 PATH_FLAGS = ("workdir", "record", "copy_demo")
@@ -64,7 +65,7 @@ class Chapter:
     # run (`setup`), and may show more after its demo (`after_demo`).
     flags: Callable[[argparse.ArgumentParser], None] | None = None
     setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
-    after_demo: Callable[[dict[str, Any], Path, str | None, Console], None] | None = None
+    after_demo: Callable[[dict[str, Any], Path, argparse.Namespace, Console], None] | None = None
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -217,6 +218,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
             f"recording the model's replies to {args.record}; "
             f"they are written to {shown_path(model.partial)} until the run ends"
         )
+    if args.demo:
+        check_demo_replay(chapter, task, model)
     try:
         workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
         # The keyword arguments of every run: the model, and what the chapter adds.
@@ -228,8 +231,10 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         turns = args.max_turns
         result = chapter.run(task, workdir=workdir, max_turns=turns, console=console, **state)
         report(result, console, args.max_turns)
+        if tools_reached(result, args.max_turns):
+            return 0  # the check that tools reach the model passed
         if args.demo and chapter.after_demo and result.stop == "done":
-            chapter.after_demo(state, workdir, args.model, console)
+            chapter.after_demo(state, workdir, args, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
@@ -256,6 +261,21 @@ def _demo_task_and_model(
         )
     console.note(f"task: {header['task']}")
     return header["task"], model
+
+
+def check_demo_replay(chapter: Chapter, task: str, model: Model) -> None:
+    """A cassette given to --demo must be a recording of this demo: one made for another
+    task would answer questions this run never asks."""
+    replay = model.inner if isinstance(model, RecordingModel) else model
+    if not isinstance(replay, ReplayModel):
+        return
+    recorded, made_by = replay.header.get("task"), replay.header.get("chapter")
+    if recorded != task or made_by not in (None, chapter.name):
+        what = f"{made_by or 'a chapter'}'s task {str(recorded)[:40]!r}"
+        raise CassetteError(
+            f"{replay.path} was recorded for {what}, not for this demo: replay it with its own "
+            f"task and no --demo, or record the demo with --demo --model M --record FILE"
+        )
 
 
 def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:
@@ -390,9 +410,17 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
     )
     for line in result.highlights():
         console.note(line)
-    if result.stop == "max_turns":
+    if tools_reached(result, max_turns):
+        calls = next(c for m in reversed(result.messages) if (c := tool_uses(m)))
+        names = ", ".join(dict.fromkeys(call["name"] for call in calls))
+        console.note(
+            f"the tools reached the model: its one turn called {names} "
+            "(raise --max-turns to let it finish the task)"
+        )
+    elif result.stop == "max_turns":
         print(
-            f"stopped: the model used all {max_turns} turns (--max-turns) without finishing",
+            f"stopped: the model used all {counted(max_turns, 'turn')} (--max-turns) "
+            "without finishing",
             file=sys.stderr,
         )
     elif result.stop == "max_tokens":
@@ -407,8 +435,16 @@ def report(result: RunResult, console: Console, max_turns: int) -> None:
         print("interrupted: the turn was stopped; the conversation is kept", file=sys.stderr)
     elif result.stop == "error":
         print(f"error: {result.error}", file=sys.stderr)
+    elif result.stop == ToolCallInText.stop:
+        print(f"stopped: {result.error}", file=sys.stderr)
     elif result.stop != "done":
         print(result.messages[-1]["content"].strip("[]"), file=sys.stderr)  # the closing note
+
+
+def tools_reached(result: RunResult, max_turns: int) -> bool:
+    """A run of one turn whose reply called a tool: `--max-turns 1` is how the docs check
+    that a server passes the tools on, so that run succeeded."""
+    return result.stop == "max_turns" and max_turns == 1 and result.tool_calls > 0
 
 
 def _is_utf8(text: str) -> bool:

@@ -95,7 +95,7 @@ class Console:
         lines = visible(content.rstrip("\n")).split("\n") if content.strip() else ["(no output)"]
         shown = lines[:PREVIEW_LINES]
         if len(lines) > PREVIEW_LINES:
-            shown.append(f"… (+{len(lines) - PREVIEW_LINES} lines)")
+            shown.append(f"… (+{counted(len(lines) - PREVIEW_LINES, 'line')})")
         mark = "✗" if is_error else "│"
         for line in shown:
             self._print(f"  {mark} {line[:160]}", "red" if is_error else "dim")
@@ -140,7 +140,7 @@ def _key_argument(args: dict[str, Any]) -> str:
     """The one argument that says what a call does: the command, the path, … or a count."""
     value = next((args[key] for key in KEY_ARGUMENTS if isinstance(args.get(key), str)), None)
     if value is None and isinstance(args.get("items"), list):
-        return f"{len(args['items'])} items"
+        return counted(len(args["items"]), "item")
     if value is None:
         value = json.dumps(args, ensure_ascii=False)
     first = value.strip().splitlines()[0] if value.strip() else ""

@@ -8,7 +8,12 @@ and the command line prints the message on one line and exits with code 2.
 
 
 class ModelError(Exception):
-    """Base class: the model could not give a reply; the message says why and what to do."""
+    """Base class: the model could not give a reply; the message says why and what to do.
+
+    `stop` is the stop a loop reports when this error ends its run.
+    """
+
+    stop = "error"
 
 
 class NoModelConfigured(ModelError):

@@ -33,6 +33,7 @@ from .provider_http import (
     timed_out,
     usage_from,
 )
+from .text_calls import check_tool_calls
 from .types import INVALID_JSON, Block, Message, Reply, Usage, unique_call_ids
 
 FINISH_REASONS = {
@@ -89,6 +90,9 @@ class OpenAIModel:
         request["max_completion_tokens" if official else "max_tokens"] = max_tokens
         if tools:
             request["tools"] = to_chat_tools(tools)
+            # "auto" is the API's default, but some servers act on tools only when it is
+            # said: llama-cpp-python's chatml-function-calling format drops them silently.
+            request["tool_choice"] = "auto"
         if stop:
             request["stop"] = stop
         try:
@@ -98,7 +102,8 @@ class OpenAIModel:
         except self._sdk.APIError as exc:
             raise self._translate(exc) from None
         body = json_object(response.http_response, "OPENAI_BASE_URL", "often ending in /v1")
-        return self._reply(body, messages)
+        # A call the server left in the text would otherwise read as a final answer.
+        return check_tool_calls(self._reply(body, messages), tools)
 
     def _reply(self, body: dict[str, Any], history: list[Message]) -> Reply:
         """A Chat Completions answer as a Reply, or a ModelError that says what is wrong."""
@@ -225,7 +230,9 @@ def _assistant_to_chat(blocks: list[Block]) -> dict[str, Any]:
         for block in blocks
         if block["type"] == "tool_use"
     ]
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    # "" rather than null when there are only calls: both are valid Chat Completions, but
+    # llama-cpp-python's server refuses null, and no server refuses "".
+    message: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         message["tool_calls"] = calls
     return message

@@ -66,8 +66,10 @@ class RunResult:
     """The outcome of one `run(task, …)`.
 
     `stop` says why the loop ended: `done` (the model answered), `max_turns`,
-    `max_tokens` (the reply was cut off at the token limit), `interrupted` (Ctrl-C) or
-    `error` (the model could not be reached; see `error`).
+    `max_tokens` (the reply was cut off at the token limit), `interrupted` (Ctrl-C),
+    `tool_call_in_text` (the model wrote a tool call as text that the server did not
+    parse; see `error` and `llm/text_calls.py`) or `error` (the model could not be
+    reached; see `error`).
     """
 
     stop: str

@@ -22,6 +22,13 @@ STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence")
 # layer can tell the model exactly that instead of the loop crashing.
 INVALID_JSON = "_invalid_json"
 
+# A text block that begins with this tag holds facts of this one call (the clock, the
+# model, the work directory).  It rides at the very end of a request, after the
+# conversation, so that everything before it stays the same from call to call and a
+# provider's prefix cache can reuse it; the request digests of cassettes leave it out,
+# so that a replay of a recording made another day, elsewhere, still matches.
+RUNTIME_TAG = "<runtime>"
+
 # What stands in for a reply with nothing in it: the APIs refuse an assistant message
 # whose content is empty, so storing `[]` would break the next request.
 EMPTY_REPLY = "(empty reply)"

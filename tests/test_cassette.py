@@ -207,7 +207,7 @@ def test_a_recording_without_replies_leaves_the_cassette_as_it_was(tmp_path: Pat
 def test_a_recording_is_saved_when_the_run_fails(tmp_path: Path) -> None:
     target = tmp_path / "run.jsonl"
     with (
-        pytest.raises(CassetteError, match="has 1 replies"),
+        pytest.raises(CassetteError, match="has 1 reply and"),
         RecordingModel(replies("only"), target, chapter="v1_tool_loop", task="t") as recorder,
     ):
         ask(recorder)

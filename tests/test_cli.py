@@ -333,7 +333,7 @@ def test_a_bad_record_target_is_one_line_before_any_model_call(
 def test_a_run_that_fails_keeps_its_recording(tmp_path: Path) -> None:
     short = write_rows(tmp_path / "short.jsonl", SCRIPTED, call_bash("echo hi"))
     done = agent("--model", f"replay:{short}", "--record", "run.jsonl", "go", cwd=tmp_path)
-    assert done.returncode == 2 and "has 1 replies" in done.stderr
+    assert done.returncode == 2 and "has 1 reply and" in done.stderr
     header, entries = read_cassette(tmp_path / "run.jsonl")
     assert header["provenance"] == "recorded" and len(entries) == 1
     assert list(tmp_path.glob("*.partial")) == []

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from lab import bench_memory, figures
+from llm.cassette import without_runtime
 from v4_memory.prompt import assemble
 
 pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
@@ -60,8 +61,11 @@ def test_a_summary_leaves_fewer_messages_and_a_resumed_step_starts_from_them() -
     before, after = first.sent[summary.turn - 2], first.sent[summary.turn - 1]
     assert len(after) < len(before)
     assert after[0]["role"] == "user" and "Summary of the earlier conversation" in str(after[0])
-    # The resumed step's first request is the first step's last one, its answer and the new task.
-    assert resumed.sent[0][: len(first.sent[-1])] == first.sent[-1]
+    # The resumed step's first request is the first step's last one, its answer and the new
+    # task: the same messages, each request's runtime note left out.
+    last = [without_runtime(message) for message in first.sent[-1]]
+    resumed_start = [without_runtime(message) for message in resumed.sent[0][: len(last)]]
+    assert resumed_start == last
     assert len(resumed.sent[0]) == len(first.sent[-1]) + 2
 
 
@@ -74,6 +78,8 @@ def test_the_layers_are_the_prompt_each_step_sent() -> None:
     assert [tokens(cell) for cell in rows["total"]] == [
         sum(layer.tokens for layer in step.layers) for step in steps
     ]
+    runtime = [tokens(cell) for cell in rows["8 · `runtime`, after the conversation"]]
+    assert runtime == [step.runtime.tokens for step in steps]
     memory = [tokens(cell) for cell in rows["7 · `memory`"]]
     assert memory == sorted(memory) and memory[0] < memory[-1], "recall adds to the memory layer"
 

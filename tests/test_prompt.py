@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llm.tokens import estimate_text
+from llm.types import RUNTIME_TAG
 from v4_memory.memory import MemoryStore
 from v4_memory.prompt import (
     BOOTSTRAP_CAP,
@@ -26,12 +27,14 @@ from v4_memory.prompt import (
     build_layers,
     cut_to,
     describe,
+    runtime,
     shared_prefix_tokens,
+    with_runtime,
 )
 from v4_memory.skills import find_skills, skills_index
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=timezone(timedelta(hours=1)))
-ORDER = ["identity", "soul", "tools", "skills", "bootstrap", "channel", "memory", "runtime"]
+ORDER = ["identity", "soul", "tools", "skills", "bootstrap", "channel", "memory"]
 TOOLS_GUIDANCE = "Read a file before you edit it. Run the tests after every change."
 CUT_NOTE = re.compile(r"\[… cut: (\S+) is ([\d,]+) tokens, the first ([\d,]+) are shown\]")
 
@@ -58,14 +61,12 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def layers_for(workdir: Path, message: str = "", now: datetime = NOW) -> list[Layer]:
+def layers_for(workdir: Path, message: str = "") -> list[Layer]:
     """The layers chapter 4's loop builds for `message`: recall, skills, tool guidance."""
     recalled = MemoryStore(workdir / ".agent", sync=False).search(message) if message else []
     skills, _ = find_skills(workdir)
     return build_layers(
         workdir,
-        model_name="anthropic:claude-sonnet-4-5",
-        now=now,
         recalled=recalled,
         skills_index=skills_index(skills),
         tools_guidance=TOOLS_GUIDANCE,
@@ -96,9 +97,6 @@ def test_layers_come_in_order_and_each_holds_its_source(project: Path) -> None:
     assert "- write-test: " in layer["skills"].text
     assert "`make test`" in layer["bootstrap"].text and "## AGENTS.md" in layer["bootstrap"].text
     assert "terminal" in layer["channel"].text
-    assert "Date and time: 2026-12-01 09:00+01:00" in layer["runtime"].text
-    assert "anthropic:claude-sonnet-4-5" in layer["runtime"].text
-    assert str(project.resolve()) in layer["runtime"].text
     prompt = assemble(layers)
     starts = [prompt.index(layer.text) for layer in layers]
     assert starts == sorted(starts), "the prompt keeps the layers' order"
@@ -180,7 +178,7 @@ def test_recalled_memories_are_capped_too(tmp_path: Path) -> None:
     for n in range(60):
         store.add(f"Server number {n} runs the deploy job for region {n} every night.", "project")
     hits = store.search("deploy server region night", k=60)
-    layers = build_layers(tmp_path, model_name="m", now=NOW, recalled=hits)
+    layers = build_layers(tmp_path, recalled=hits)
     memory = by_name(layers)["memory"]
     assert memory.cut and "the recalled memories is" in memory.text
     assert memory.tokens <= RECALL_CAP + 20 + estimate_text(NOTES_NOT_INSTRUCTIONS)
@@ -201,7 +199,7 @@ def test_a_cut_is_a_start_of_the_text_within_the_budget(text: str, budget: int) 
 
 
 def test_missing_files_give_empty_layers_not_errors(tmp_path: Path) -> None:
-    layers = build_layers(tmp_path, model_name="m", now=NOW)
+    layers = build_layers(tmp_path)
     empty = {layer.name for layer in layers if not layer.text}
     assert empty == {"soul", "tools", "skills", "bootstrap", "memory"}
     assert all(layer.tokens == 0 for layer in layers if layer.name in empty)
@@ -258,11 +256,29 @@ def test_the_same_inputs_give_the_same_prompt(project: Path) -> None:
     assert layers_for(project, "deploy") == layers_for(project, "deploy")
 
 
-def test_a_minute_later_only_the_runtime_layer_differs(project: Path) -> None:
-    before = layers_for(project, "deploy")
-    after = layers_for(project, "deploy", NOW + timedelta(minutes=1))
-    changed = [a.name for a, b in zip(before, after, strict=True) if a != b]
-    assert changed == ["runtime"]
+def test_the_runtime_note_holds_the_clock_the_model_and_the_work_directory(
+    project: Path,
+) -> None:
+    note = runtime(project, "anthropic:claude-sonnet-4-5", NOW).text
+    assert note.startswith(RUNTIME_TAG) and note.endswith("</runtime>")
+    assert "Date and time: 2026-12-01 09:00+01:00" in note
+    assert "anthropic:claude-sonnet-4-5" in note and str(project.resolve()) in note
+    assert note not in assemble(layers_for(project, "deploy"))  # it is not in the system prompt
+
+
+def test_the_runtime_note_ends_the_request_and_leaves_the_session_alone() -> None:
+    note = runtime(Path("."), "m", NOW)
+    task = [{"role": "user", "content": "Fix it."}]
+    sent = with_runtime(task, note)
+    assert sent == [
+        {"role": "user", "content": [{"type": "text", "text": "Fix it."}, {"type": "text",
+                                                                          "text": note.text}]}
+    ]  # fmt: skip
+    assert task == [{"role": "user", "content": "Fix it."}]  # the caller's list is unchanged
+    results = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                             "content": "ok"}]}]  # fmt: skip
+    assert with_runtime(results, note)[-1]["content"][-1]["text"] == note.text
+    assert len(results[-1]["content"]) == 1
 
 
 def test_files_are_read_again_on_every_build(project: Path) -> None:
@@ -273,15 +289,17 @@ def test_files_are_read_again_on_every_build(project: Path) -> None:
 
 
 def test_stable_layers_first_keep_the_longest_cached_prefix(project: Path) -> None:
-    """Two turns: another message recalls other memories, and the clock has moved on."""
+    """Two tasks: another message recalls other memories."""
     first = layers_for(project, "how do I deploy?")
-    second = layers_for(project, "which redis port?", NOW + timedelta(minutes=3))
+    second = layers_for(project, "which redis port?")
     shared = shared_prefix_tokens(assemble(first), assemble(second))
     stable = estimate_text(assemble(first[: ORDER.index("memory")]))
     total = estimate_text(assemble(second))
     assert stable < shared < total  # the stable layers and the standing memory, no more
     backwards = shared_prefix_tokens(assemble(first[::-1]), assemble(second[::-1]))
-    assert backwards < shared / 10, "volatile layers first leave almost nothing to cache"
+    # Reversed, the standing memory still comes first, and then the recall differs:
+    # every stable layer is lost to the cache, and only the standing memory is kept.
+    assert backwards <= shared - stable, "volatile layers first leave little to cache"
 
 
 def test_shared_prefix_counts_the_identical_start_only() -> None:
@@ -297,16 +315,18 @@ def test_shared_prefix_counts_the_identical_start_only() -> None:
 def test_describe_names_every_layer_with_its_size_then_shows_the_prompt(tmp_path: Path) -> None:
     write(tmp_path / "AGENTS.md", prose(2 * BOOTSTRAP_CAP))
     layers = layers_for(tmp_path)
-    shown = describe(layers)
+    note = runtime(tmp_path, "m", NOW)
+    shown = describe(layers, note)
     table, prompt = shown.split("\n\n", 1)
     rows = table.splitlines()
     assert rows[0].split() == ["layer", "tokens"]
-    for row, layer in zip(rows[1:], layers, strict=False):
+    for row, layer in zip(rows[1:], [*layers, note], strict=False):
         expected = [layer.name, f"{layer.tokens:,}"] + (["cut"] if layer.cut else [])
         assert row.split() == expected
-    assert rows[-1].split() == ["total", f"{sum(layer.tokens for layer in layers):,}"]
-    assert len(rows) == len(layers) + 2
-    assert prompt == assemble(layers)
+    total = sum(layer.tokens for layer in [*layers, note])
+    assert rows[-1].split() == ["total", f"{total:,}"]
+    assert len(rows) == len(layers) + 3
+    assert prompt.startswith(assemble(layers)) and prompt.endswith(note.text)
 
 
 def test_memories_reach_the_prompt_as_fenced_notes_not_instructions(tmp_path: Path) -> None:
@@ -315,7 +335,7 @@ def test_memories_reach_the_prompt_as_fenced_notes_not_instructions(tmp_path: Pa
     store = MemoryStore(tmp_path / ".agent", sync=False, clock=lambda: NOW)
     store.add("The deploy script is ```deploy.sh``` in the project root.", "tool")
     hits = store.search("deploy script")
-    text = by_name(build_layers(tmp_path, model_name="m", now=NOW, recalled=hits))["memory"].text
+    text = by_name(build_layers(tmp_path, recalled=hits))["memory"].text
     assert NOTES_NOT_INSTRUCTIONS in text and "not instructions" in text
     fences = re.findall(r"^(`{3,})text\n(.*?)\n\1$", text, flags=re.MULTILINE | re.DOTALL)
     assert len(fences) == 2  # MEMORY.md and the recalled memories, each whole in its fence

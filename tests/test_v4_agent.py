@@ -3,6 +3,7 @@ flush, recall into the prompt, skills, a reply cut off, Ctrl-C; and the command 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -13,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from llm import Reply
-from llm.cassette import ReplayModel
+from llm.cassette import ReplayModel, is_runtime, without_runtime
 from llm.errors import ContextTooLong
+from llm.types import RUNTIME_TAG
 from tests.scripted import assert_valid_history, text, tool, write_cassette
 from v4_memory import jsonl
 from v4_memory.agent import run
@@ -172,7 +174,36 @@ def test_a_resumed_session_sees_the_compacted_context(tmp_path: Path, workdir: P
 
     sent = model.requests[0]["messages"]
     assert sent[0]["content"].startswith("Summary of the earlier conversation:")
-    assert sent[-1] == {"role": "user", "content": "and now?"}
+    assert sent[-1]["content"][0] == text("and now?")  # then the runtime note
+
+
+def test_the_calls_of_a_turn_send_the_same_system_prompt_and_grow_one_prefix(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """What a prefix cache needs: each request starts with the one before, byte for byte,
+    but for the runtime note, which holds the clock and rides last."""
+    replies = [
+        ([tool(f"t{n}", "read_file", path=f"log-{n}.txt", limit=2)], "tool_use") for n in (1, 2)
+    ]
+    model = Listening(ReplayModel(write_cassette(tmp_path / "a.jsonl", [*replies, DONE])))
+    run("look at two logs", model=model, workdir=workdir)
+
+    first, *later = model.requests
+    assert len(later) == 2
+    for request in later:
+        assert request["system"].encode() == first["system"].encode()
+    assert RUNTIME_TAG not in first["system"]
+    for before, after in itertools.pairwise(model.requests):
+        *kept, last = before["messages"]
+        assert after["messages"][: len(kept)] == kept
+        assert blocks(after["messages"][len(kept)]) == blocks(without_runtime(last))
+        assert blocks(last)[-1]["text"].startswith(RUNTIME_TAG)  # the note ends the request
+        assert not any(is_runtime(b) for m in after["messages"][:-1] for b in blocks(m))
+
+
+def blocks(message: dict) -> list[dict]:
+    content = message["content"]
+    return [text(content)] if isinstance(content, str) else content
 
 
 def test_memories_saved_in_one_session_are_recalled_into_the_next_ones_prompt(
@@ -311,6 +342,35 @@ def chapter4(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProc
     )  # fmt: skip
 
 
+def test_a_recorded_demo_keeps_all_three_steps_and_replays_them_strictly(tmp_path: Path) -> None:
+    """The recording wraps a replay here, as it wraps a live model: the runtime note then
+    names one model spec and work directory, and its strict replay another of each."""
+    demo = REPO / "v4_memory" / "demo"
+    recorded = chapter4(
+        "--demo", "--model", f"replay:{demo / 'cassette.jsonl'}", "--record", "run.jsonl",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    for name, step in [("run", "cassette"), ("run.resume", "resume"), ("run.recall", "recall")]:
+        header = json.loads((tmp_path / f"{name}.jsonl").read_text().splitlines()[0])
+        bundled = json.loads((demo / f"{step}.jsonl").read_text().splitlines()[0])
+        assert header["provenance"] == "recorded" and header["task"] == bundled["task"]
+
+    replayed = chapter4("--demo", "--model", "replay:run.jsonl", "--strict", cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout.count("── done:") == 3
+    assert "--strict --model replay:" in replayed.stdout and "run.recall.jsonl" in replayed.stdout
+    assert "differs" not in replayed.stderr
+
+    (tmp_path / "run.recall.jsonl").unlink()
+    partial = chapter4("--demo", "--model", "replay:run.jsonl", cwd=tmp_path)
+    assert partial.returncode == 2 and "run.recall.jsonl" in partial.stderr
+    assert "── done" not in partial.stdout  # refused before the first step
+    other = REPO / "v1_tool_loop" / "demo" / "cassette.jsonl"
+    wrong = chapter4("--demo", "--model", f"replay:{other}", cwd=tmp_path)
+    assert wrong.returncode == 2 and "not for this demo" in wrong.stderr
+
+
 def test_demo_compacts_resumes_in_a_new_process_and_recalls_in_a_new_session(
     tmp_path: Path,
 ) -> None:
@@ -362,7 +422,7 @@ def test_the_interactive_commands(tmp_path: Path) -> None:
     out = done.stdout
     assert "Also: /sessions, /resume, /compact, /prompt, /todos." in out
     assert "    2 messages  hello" in out  # /sessions, the current one starred
-    assert "layer" in out and "identity" in out and "# Runtime" in out  # /prompt
+    assert "layer" in out and "identity" in out and "<runtime>" in out  # /prompt
     assert "compacted: 2 messages summarised" in out
     assert "no session 'nope'" in out
     assert "Todos: (none)" in out

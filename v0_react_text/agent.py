@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llm import Console, Message, Model, ModelError, RunResult
+from llm.console import counted
 from llm.result import INTERRUPTED, close_open_turn, text_of
 from llm.types import EMPTY_REPLY
 from v1_tool_loop.tools import run_tool
@@ -97,7 +98,7 @@ def step_of(message: Message) -> Step | None:
 def glimpse(text: str) -> str:
     """The first line of a long text and how many lines follow, for a one-line warning."""
     lines = text.splitlines() or [""]
-    more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    more = f" … (+{counted(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
     return f"{lines[0][:80]!r}{more}"
 
 
@@ -176,5 +177,5 @@ def run(
         close_open_turn(messages, f"model error: {error}")
         return result.ended("error", str(error))
 
-    close_open_turn(messages, f"stopped after {max_turns} turns")
+    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return result.ended("max_turns")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm import Console, Message, Model, ModelError, RunResult
+from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 
 from .tools import TOOLS, run_tool
@@ -79,7 +80,7 @@ def run(
         return RunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return RunResult("error", messages, usage, error=str(error))
+        return RunResult(error.stop, messages, usage, error=str(error))
 
-    close_open_turn(messages, f"stopped after {max_turns} turns")
+    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return RunResult("max_turns", messages, usage)

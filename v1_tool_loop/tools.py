@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm.console import counted
 from llm.types import INVALID_JSON
 from machine import (
     EDIT_LIMIT,
@@ -153,7 +154,9 @@ def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES
     if not page.lines:
         if page.total == 0:
             return "(empty file)"
-        raise ToolError(f"offset {offset} is past the end: '{path}' has {page.total} lines")
+        raise ToolError(
+            f"offset {offset} is past the end: '{path}' has {counted(page.total, 'line')}"
+        )
     body = "\n".join(page.lines)
     last = offset + len(page.lines) - 1
     if page.cut:
@@ -176,7 +179,7 @@ def read_file(workdir: Path, path: str, offset: int = 1, limit: int = READ_LINES
 
 def write_file(workdir: Path, path: str, content: str) -> str:
     write_text(safe_path(workdir, path), path, content)
-    return f"wrote {_count_lines(content)} lines to {path}"
+    return f"wrote {counted(_count_lines(content), 'line')} to {path}"
 
 
 def edit_file(workdir: Path, path: str, old_text: str, new_text: str) -> str:

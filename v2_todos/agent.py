@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm import Console, Message, Model, ModelError
+from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, run_tool
 
@@ -110,14 +111,14 @@ def run(
             quiet_turns = 0 if wrote_plan else quiet_turns + 1
             if reminder_due(todos, quiet_turns, tool_calls, remind_after):
                 results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
+                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
                 quiet_turns = 0
     except KeyboardInterrupt:
         close_open_turn(messages, INTERRUPTED)
         return PlanRunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return PlanRunResult("error", messages, usage, error=str(error))
+        return PlanRunResult(error.stop, messages, usage, error=str(error))
 
-    close_open_turn(messages, f"stopped after {max_turns} turns")
+    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return PlanRunResult("max_turns", messages, usage)

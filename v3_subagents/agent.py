@@ -30,6 +30,7 @@ from pathlib import Path
 
 from llm import Console, Message, Model, ModelError
 from llm.cassette import for_child
+from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 from machine import stop_running_commands
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
@@ -178,7 +179,7 @@ def run(
             planning = "todo_write" in schemas  # an explorer keeps no plan to be reminded of
             if planning and reminder_due(todos, quiet_turns, tool_calls, remind_after):
                 results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
+                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
                 quiet_turns = 0
     except KeyboardInterrupt:
         stop_children.set()  # children still at work stop at their next model call
@@ -186,9 +187,9 @@ def run(
         return DelegationRunResult("interrupted", messages, usage, children=children)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return DelegationRunResult("error", messages, usage, error=str(error), children=children)
+        return DelegationRunResult(error.stop, messages, usage, error=str(error), children=children)
 
-    close_open_turn(messages, f"stopped after {max_turns} turns")
+    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return DelegationRunResult("max_turns", messages, usage, children=children)
 
 

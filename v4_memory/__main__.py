@@ -23,10 +23,11 @@ from typing import Any
 from llm import Console, Model, ModelError
 from llm.cassette import read_cassette
 from llm.cli import Chapter, UsageError, main
-from llm.console import shown_path
+from llm.console import counted, shown_path
+from llm.errors import CassetteError
 from v2_todos.todos import latest_plan, render
 
-from .agent import TOOLS, layers, run
+from .agent import TOOLS, layers, run, runtime_now
 from .context import ContextWindow, default_budget
 from .prompt import assemble, describe
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore
@@ -54,13 +55,16 @@ def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Consol
     """Open the session every run of this command line works in: resumed, or a new one."""
     if args.demo and (args.resume is not None or args.resume_latest):
         raise UsageError("--demo starts its own session: drop --continue and --resume")
+    if args.demo and (args.model or "").startswith("replay:"):
+        check_demo_replay(args.model)
     if args.context_budget is not None and args.context_budget < 1000:
         raise UsageError("--context-budget must be 1000 tokens or more")
     store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
     try:
         if args.resume is not None or args.resume_latest:
             session = store.open(latest_id(store) if args.resume is None else args.resume)
-            console.note(f"resumed session {session.id}: {len(session.messages())} messages")
+            shown = counted(len(session.messages()), "message")
+            console.note(f"resumed session {session.id}: {shown}")
             for repair in session.repairs:
                 console.warn(f"repaired: {repair}")
         else:
@@ -102,14 +106,14 @@ def resume(state: dict[str, Any], session_id: str) -> str:
         return str(error)
     state["session"].close()
     state["session"], state["history"] = session, []
-    return f"resumed session {session.id}: {len(session.messages())} messages"
+    return f"resumed session {session.id}: {counted(len(session.messages()), 'message')}"
 
 
 def compact(state: dict[str, Any], _: str) -> str:
     """Stage 2 on demand: summarise the whole conversation now."""
     model, session = state["model"], state["session"]
     budget = state["context_budget"] or default_budget(model.name)
-    system = assemble(layers(workdir_of(session), model.name))
+    system = assemble(layers(workdir_of(session)))
     try:
         done = ContextWindow(model, session, budget).compact_now(system, TOOLS)
     except (ModelError, SessionError) as error:  # the prompt stays: the person may try again
@@ -120,7 +124,8 @@ def compact(state: dict[str, Any], _: str) -> str:
 
 
 def show_prompt(state: dict[str, Any], _: str) -> str:
-    return describe(layers(workdir_of(state["session"]), state["model"].name))
+    workdir = workdir_of(state["session"])
+    return describe(layers(workdir), runtime_now(workdir, state["model"].name))
 
 
 def workdir_of(session: Session) -> Path:
@@ -128,20 +133,61 @@ def workdir_of(session: Session) -> Path:
     return session.path.parents[2]
 
 
+def step_file(path: str | Path, cassette: str) -> Path:
+    """Where a later step of the demo is recorded, or replayed from, beside the first
+    step's cassette: `run.jsonl` → `run.resume.jsonl`, `run.recall.jsonl`.  The bundled
+    demo cassette's steps are the bundled ones (`resume.jsonl`, `recall.jsonl`)."""
+    path = Path(path)
+    if path.resolve() == (DEMO / "cassette.jsonl").resolve():
+        return DEMO / cassette
+    return path.with_name(f"{path.stem}.{Path(cassette).stem}{path.suffix}")
+
+
+def check_demo_replay(spec: str) -> None:
+    """Refuse, before the demo starts, a replay whose later steps are missing or were
+    recorded for other tasks: each step replays its own cassette, never another's."""
+    for cassette, _ in DEMO_STEPS:
+        path = step_file(spec.removeprefix("replay:"), cassette)
+        task = read_cassette(DEMO / cassette)[0]["task"]
+        try:
+            recorded = read_cassette(path)[0].get("task")
+        except CassetteError as error:
+            raise UsageError(
+                f"the demo's steps 2 and 3 replay {path.name} and the like beside the first "
+                f"step's cassette ({error}): record all three with --demo --model M --record FILE"
+            ) from None
+        if recorded != task:
+            raise UsageError(
+                f"{path} was recorded for another task ({str(recorded)[:40]!r}), not for this "
+                "step of the demo: record the demo again with --demo --model M --record FILE"
+            )
+
+
 def after_demo(
-    state: dict[str, Any], workdir: Path, model_spec: str | None, console: Console
+    state: dict[str, Any], workdir: Path, args: argparse.Namespace, console: Console
 ) -> None:
-    """The demo's next steps, each in a new process, printed as a person would type them."""
+    """The demo's next steps, each in a new process, printed as a person would type them.
+
+    With `--record FILE`, each step is recorded beside FILE (`step_file`); with
+    `--model replay:FILE`, each step replays its own cassette from there.
+    """
     state["session"].close()  # let the next process take the session over
     for cassette, extra in DEMO_STEPS:
         header, _ = read_cassette(DEMO / cassette)
-        model = model_spec or f"replay:{shown_path(DEMO / cassette)}"
+        model = args.model or f"replay:{shown_path(DEMO / cassette)}"
+        if model.startswith("replay:") and args.model:
+            model = f"replay:{step_file(model.removeprefix('replay:'), cassette)}"
         budget = state["context_budget"]
         extra = [*extra, *(["--context-budget", str(budget)] if budget else [])]
+        extra += ["--record", str(step_file(args.record, cassette))] if args.record else []
+        extra += ["--strict"] if args.strict else []
         command = ["--workdir", str(workdir), *extra, "--model", model, header["task"]]
         shown = " ".join(arg if " " not in arg else f'"{arg}"' for arg in command[:-1])
         console.note(f'\n$ python -m v4_memory {shown} "{header["task"][:60]}…"')
-        subprocess.run([sys.executable, "-m", "v4_memory", *command], check=False)
+        step = subprocess.run([sys.executable, "-m", "v4_memory", *command], check=False)
+        if step.returncode != 0:
+            console.warn("this step did not finish, so the demo stops here")
+            return
 
 
 CHAPTER = Chapter(

@@ -7,6 +7,7 @@ Chapter 3's loop, with the conversation kept in a session file instead of a list
          │
     ask the model ◄── system prompt rebuilt from layers every call         ◄ new
          ▲            messages = window.fit(): within budget, in stages    ◄ new
+         │            + the runtime note (clock, model, work dir) at the end ◄ new
          │                         │
          │      stop_reason == "max_tokens"? ──► go on: say it was cut off  ◄ changed
          │      stop_reason != "tool_use"?   ──► done: its text is the answer
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from llm import Console, Model, ModelError
 from llm.cassette import for_child
+from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, tool_uses
 from v1_tool_loop.tools import HANDLERS, ToolResult, run_tool
@@ -48,7 +50,7 @@ from v3_subagents.subagents import (
 
 from .context import ContextWindow, SessionRunResult, continuation, default_budget
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
-from .prompt import HOME, Layer, assemble, build_layers
+from .prompt import HOME, Layer, assemble, build_layers, runtime, with_runtime
 from .session import SESSIONS_DIR, Session, SessionStore
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
 
@@ -85,20 +87,20 @@ TOOLS = [SCHEMAS_BY_NAME[name] for name in MAIN.tools]
 
 
 def layers(
-    workdir: Path, model_name: str, recalled: list[Hit] | None = None, skills: str | None = None
+    workdir: Path, recalled: list[Hit] | None = None, skills: str | None = None
 ) -> list[Layer]:
     """The system prompt's layers for the next call, its files read afresh (they may have
     changed); `skills`, the skills index, when the caller has it already."""
     if skills is None:
         skills = skills_index(find_skills(workdir)[0])
     return build_layers(
-        workdir,
-        model_name=model_name,
-        now=datetime.now().astimezone(),
-        recalled=recalled or [],
-        skills_index=skills,
-        tools_guidance=MAIN.system,
+        workdir, recalled=recalled or [], skills_index=skills, tools_guidance=MAIN.system
     )
+
+
+def runtime_now(workdir: Path, model_name: str) -> Layer:
+    """The runtime note for the next call: it ends the request, after the conversation."""
+    return runtime(workdir, model_name, datetime.now().astimezone())
 
 
 def run(
@@ -192,12 +194,14 @@ def run(
     results: list[dict] = []
     try:
         for _ in range(max_turns):
-            system, tools = assemble(layers(workdir, model.name, recalled, skills)), TOOLS
+            system, tools = assemble(layers(workdir, recalled, skills)), TOOLS
+            note = runtime_now(workdir, model.name)  # last, so all before it stays cached
             with console.thinking():
                 try:
-                    reply = model.complete(system, window.fit(system, tools), tools=tools)
+                    messages = with_runtime(window.fit(system, tools), note)
+                    reply = model.complete(system, messages, tools=tools)
                 except ContextTooLong:  # the estimate was low: make room, and ask again once
-                    messages = window.fit_after_overflow(system, tools)
+                    messages = with_runtime(window.fit_after_overflow(system, tools), note)
                     reply = model.complete(system, messages, tools=tools)
             window.note_usage(reply.usage)
             usage.append(reply.usage)
@@ -245,7 +249,7 @@ def run(
             quiet_turns = 0 if wrote_plan else quiet_turns + 1
             if reminder_due(todos, quiet_turns, tool_calls, remind_after):
                 results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: no todo_write for {quiet_turns} turns)")
+                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
                 quiet_turns = 0
             session.append({"role": "user", "content": results})
             results = []
@@ -255,7 +259,7 @@ def run(
         return result("interrupted")
     except ModelError as error:  # ContextFull, stage 3 of the window, is one too
         session.close_turn(results, f"model error: {error}")
-        return result("error", str(error))
+        return result(error.stop, str(error))
 
-    session.close_turn([], f"stopped after {max_turns} turns")
+    session.close_turn([], f"stopped after {counted(max_turns, 'turn')}")
     return result("max_turns")

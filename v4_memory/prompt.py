@@ -1,10 +1,11 @@
-"""The system prompt, rebuilt from eight layers before every model call.
+"""The system prompt, rebuilt from layers before every model call, and the runtime note.
 
 Chapter 1's system prompt is one fixed string.  Chapter 4's agent has more to say,
 and most of it is not the course's to write: the person's taste, the project's
 rules, the facts worth keeping, the skills on offer, the memories that fit this
-message, the time.  Each is a layer; `build_layers` makes them and `assemble`
-joins them, in this order:
+message, the time.  Each is a layer; `build_layers` makes the first seven and
+`assemble` joins them into the system prompt; the eighth, `runtime`, is not in the
+system prompt but at the very end of the request (`with_runtime`):
 
     1  identity   who the agent is and what it is for     the course's text
     2  soul       style and character                     .agent/SOUL.md
@@ -14,6 +15,7 @@ joins them, in this order:
     6  channel    where the reply is read: a terminal     the course's text
     7  memory     standing facts, then those recalled     .agent/MEMORY.md, memory.py
     8  runtime    date and time, model, work dir, OS      the clock, the machine
+                  (a note after the conversation, not in the system prompt)
 
 `.agent/` is the agent's home inside the work directory; the project's files are
 read from the work directory itself.
@@ -44,9 +46,13 @@ the first character that differs ends the cached part, and everything after it i
 paid in full, the whole conversation included.  Stable layers first and volatile
 ones last keep the longest prefix that two turns share; `shared_prefix_tokens`
 measures it for two assembled prompts, and `tests/test_prompt.py` shows that the
-same layers in reverse order share almost nothing.  The volatile tail still costs
-the conversation behind it its cache whenever recall or the clock changes: that is
-the price of putting recall in the system prompt.  (The alternative is to add the
+same layers in reverse order share almost nothing.  The clock would still cost the
+whole conversation its cache once a minute, which on a slow local model is every
+call, so the runtime layer leaves the system prompt: `with_runtime` adds it to the
+last message of the request, after everything a cache can reuse, and the session
+never stores it.  Recall stays in the system prompt and costs the conversation its
+cache when a new task recalls other memories: that is the price of putting recall
+there.  (The alternative is to add the
 recalled memories to the user's message, where they are sent once and cached with
 the history; this chapter keeps them in the prompt, so that the messages stay what
 the person and the model said.)
@@ -76,6 +82,7 @@ from datetime import datetime
 from pathlib import Path
 
 from llm.tokens import estimate_text
+from llm.types import RUNTIME_TAG, Message
 from machine import ToolError, read_text
 from v1_tool_loop.sandbox import safe_path
 
@@ -142,17 +149,15 @@ class Layer:
 def build_layers(
     workdir: str | Path,
     *,
-    model_name: str,
-    now: datetime,
     recalled: Sequence[Hit] = (),
     skills_index: str = "",
     tools_guidance: str = "",
 ) -> list[Layer]:
-    """Every layer for the next model call, in order; the same inputs give the same layers.
+    """The system prompt's layers for the next model call, in order; the same inputs give
+    the same layers, so the prompt stays the same from call to call of a turn.
 
     `recalled` are the memories found for the user's latest message, `skills_index`
     is `skills.skills_index(...)`, `tools_guidance` the chapter's advice on its tools.
-    The time comes in as `now`, so a test can freeze it.
     """
     workdir = Path(workdir)
     soul, soul_cut = read_capped(workdir, HOME / "SOUL.md", SOUL_CAP)
@@ -167,7 +172,6 @@ def build_layers(
         section("bootstrap", project, project_cut),
         section("channel", CHANNEL),
         section("memory", memory, memory_cut),
-        section("runtime", runtime(workdir, model_name, now)),
     ]
 
 
@@ -182,14 +186,17 @@ def assemble(layers: Sequence[Layer]) -> str:
     return "\n\n".join(layer.text for layer in layers if layer.text)
 
 
-def describe(layers: Sequence[Layer]) -> str:
-    """What `/prompt` shows: each layer's size in tokens, then the prompt as the model reads it."""
-    width = max(len("layer"), *(len(layer.name) for layer in layers))
+def describe(layers: Sequence[Layer], note: Layer) -> str:
+    """What `/prompt` shows: each layer's size in tokens, then the prompt as the model reads
+    it, then the runtime note that ends the request."""
+    everything = [*layers, note]
+    width = max(len("layer"), *(len(layer.name) for layer in everything))
     rows = [f"{'layer':<{width}}  {'tokens':>6}"]
-    for each in layers:
+    for each in everything:
         rows.append(f"{each.name:<{width}}  {each.tokens:>6,}" + ("  cut" if each.cut else ""))
-    rows.append(f"{'total':<{width}}  {sum(each.tokens for each in layers):>6,}")
-    return "\n".join(rows) + "\n\n" + assemble(layers)
+    rows.append(f"{'total':<{width}}  {sum(each.tokens for each in everything):>6,}")
+    shown = assemble(layers) + "\n\n(at the end of the request, after the conversation)\n"
+    return "\n".join(rows) + "\n\n" + shown + note.text
 
 
 def shared_prefix_tokens(before: str, after: str) -> int:
@@ -317,18 +324,31 @@ def cut_to(text: str, budget: int) -> str:
 # --- the layer that changes every call ----------------------------------------------
 
 
-def runtime(workdir: Path, model_name: str, now: datetime) -> str:
-    """Facts about this call.  Last in the prompt: the clock changes every minute.
+def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:
+    """Facts about this call, as the note that ends the request: the clock changes every
+    minute, so anywhere before the conversation it would cost the conversation its cache.
 
     Fixed-width facts only (an ISO date, the system's name, not its release), so that
-    the prompt's size, and every figure measured from a demo run, is the same on every
-    day and every machine.
+    the request's size, and every figure measured from a demo run, is the same on every
+    day and every machine.  The time comes in as `now`, so a test can freeze it.
     """
-    return "\n".join(
-        [
-            f"Date and time: {now.isoformat(sep=' ', timespec='minutes')}",
-            f"Model: {model_name}",
-            f"Work directory: {workdir.resolve()}",
-            f"Operating system: {platform.system()}",
-        ]
-    )
+    facts = [
+        f"Date and time: {now.isoformat(sep=' ', timespec='minutes')}",
+        f"Model: {model_name}",
+        f"Work directory: {workdir.resolve()}",
+        f"Operating system: {platform.system()}",
+    ]
+    return Layer("runtime", "\n".join([RUNTIME_TAG, *facts, "</runtime>"]))
+
+
+def with_runtime(messages: list[Message], note: Layer) -> list[Message]:
+    """The request's messages with the runtime note as the last block of the last one.
+
+    A new list: the session keeps what the person and the model said, without the
+    note, so the next call's request starts with this one's, note left out, and a
+    prefix cache reuses all of it.
+    """
+    *before, last = messages
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    return [*before, {**last, "content": [*blocks, {"type": "text", "text": note.text}]}]

@@ -50,6 +50,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from llm.console import counted
 from llm.result import close_open_turn, text_of, tool_uses
 from llm.types import Block, Message
 from machine import (
@@ -506,8 +507,8 @@ def _check_compaction(history: list[Message], upto: Any, summary: Any) -> None:
         allowed = [cut for cut in range(1, len(history) + 1) if not tool_uses(history[cut - 1])]
         nearest = max((cut for cut in allowed if cut < upto), default=None)
         raise ValueError(
-            f"compacting {upto} messages would split tool call {calls[0]['id']} from its "
-            f"result; the nearest cut before it is {nearest} (see boundaries())"
+            f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
+            f"from its result; the nearest cut before it is {nearest} (see boundaries())"
         )
 
 

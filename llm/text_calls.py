@@ -1,0 +1,118 @@
+"""Tool calls that arrive as text: the server did not parse them, so say so, or parse them.
+
+Structured tool use is text too.  The model writes its call in the format its chat
+template taught it (a `<tool_call>` tag, a fenced ```json block, a bare JSON object)
+and the *server* parses that text into `tool_calls`.  A server started without the
+model's template, or with a model it has no parser for, passes the call on as plain
+text.  The loop would then see a reply with no tool call, take its text for the final
+answer, and report success with nothing done.
+
+So every reply that was offered tools and holds no call is checked here: if its text
+holds a JSON call to one of the offered tools, the run stops with its own stop
+(`tool_call_in_text`) and a message that says what to change on the server.  With
+`AGENT_TEXT_TOOL_CALLS=1` the agent parses such calls itself instead, as chapter 0
+parses its `Action:` lines: the same lesson, applied to chapter 1's protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .errors import ModelError
+from .types import Block, Reply
+
+PARSE_VARIABLE = "AGENT_TEXT_TOOL_CALLS"
+ARGUMENT_KEYS = ("arguments", "parameters", "input")
+MAX_OBJECTS = 20  # a reply is short; past this many `{` it is prose or code, not a call
+
+SERVER_SETTINGS = (
+    "start llama.cpp's llama-server with --jinja; llama-cpp-python's server with "
+    "--chat_format chatml-function-calling; vLLM with --enable-auto-tool-choice "
+    "--tool-call-parser NAME (hermes for Qwen); on Ollama, pick a model whose page lists "
+    f"tools. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
+)
+
+
+class ToolCallInText(ModelError):
+    """The model wrote a tool call as text and the server did not turn it into one.
+
+    It carries the reply, so a recording keeps it and its replay stops the same way.
+    """
+
+    stop = "tool_call_in_text"
+
+    def __init__(self, message: str, reply: Reply) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
+    """The reply as it is, or with the calls its text holds (when parsing is switched on).
+
+    Raises ToolCallInText when the reply was offered tools, holds no tool call, and its
+    text holds a call to one of them, unless `AGENT_TEXT_TOOL_CALLS=1`.
+    """
+    if not tools or any(block["type"] == "tool_use" for block in reply.content):
+        return reply
+    text = "\n".join(block["text"] for block in reply.content if block["type"] == "text")
+    calls = calls_in_text(text, {tool["name"] for tool in tools})
+    if not calls:
+        return reply
+    if os.environ.get(PARSE_VARIABLE) == "1":
+        blocks: list[Block] = [
+            {"type": "tool_use", "id": f"text_call_{index}", "name": name, "input": arguments}
+            for index, (name, arguments) in enumerate(calls)
+        ]
+        return Reply([*reply.content, *blocks], "tool_use", reply.usage)
+    name, arguments = calls[0]
+    shown = json.dumps(arguments, ensure_ascii=False)
+    shown = shown if len(shown) <= 60 else shown[:60] + "…"
+    raise ToolCallInText(
+        f"the model wrote its call to {name} {shown} as text, and the server passed it on "
+        f"as text instead of a tool call: {SERVER_SETTINGS}",
+        reply,
+    )
+
+
+def calls_in_text(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(name, arguments) of each JSON object in `text` shaped like a call to one of `names`.
+
+    The shapes local models write: {"name": …, "arguments": {…}} (or "parameters",
+    "input"), the arguments as an object or as JSON text, alone, in a fenced block or
+    in a <tool_call> tag; also {"function": {"name": …, "arguments": …}}.
+    """
+    calls = []
+    for found in json_objects(text):
+        call = found.get("function") if isinstance(found.get("function"), dict) else found
+        name = call.get("name")
+        arguments = next((call[key] for key in ARGUMENT_KEYS if key in call), None)
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                continue
+        if name in names and isinstance(arguments, dict):
+            calls.append((name, arguments))
+    return calls
+
+
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects written in `text`, outermost ones, in order."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    position = 0
+    for _ in range(MAX_OBJECTS):
+        start = text.find("{", position)
+        if start < 0:
+            break
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        position = end
+    return found

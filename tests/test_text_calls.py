@@ -1,0 +1,155 @@
+"""Tool calls a server leaves in the text: chapter 1's loop says so instead of calling it done.
+
+The fake provider plays a local server that does not parse its model's calls: the
+reply's text holds the call, `tool_calls` is empty.  The real OpenAI SDK and the
+real chapter 1 command line run against it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from llm.cli import main
+from llm.text_calls import calls_in_text
+from tests.fake_provider import FakeProvider, openai_completion, openai_tool_call
+from v1_tool_loop.__main__ import CHAPTER
+
+FENCED = 'I will list the files.\n```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```'
+NAMES = {"bash", "read_file"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        FENCED,
+        '{"name": "bash", "arguments": {"command": "ls"}}',
+        '<tool_call>\n{"name": "bash", "arguments": "{\\"command\\": \\"ls\\"}"}\n</tool_call>',
+        'Calling: {"name": "bash", "parameters": {"command": "ls"}} now.',
+        '{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}',
+    ],
+)
+def test_the_shapes_local_models_write_are_found(text: str) -> None:
+    assert calls_in_text(text, NAMES) == [("bash", {"command": "ls"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "All done: the tests pass.",
+        '{"name": "Ada", "arguments": {"age": 3}}',  # not an offered tool
+        'The config is {"name": "bash"} and nothing else.',  # no arguments: not a call
+        '{"name": "bash", "arguments": "ls -l"}',  # arguments that are not an object
+        "A brace { that opens nothing.",
+    ],
+)
+def test_text_that_is_not_a_call_is_left_alone(text: str) -> None:
+    assert calls_in_text(text, NAMES) == []
+
+
+def run_chapter_1(
+    fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, workdir: Path, *flags: str
+) -> int:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.url + "/v1")
+    return main(
+        CHAPTER, ["--model", "openai:local", "--workdir", str(workdir), *flags, "List the files"]
+    )
+
+
+def test_a_call_left_in_the_text_stops_the_run_and_says_what_to_change(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion(FENCED))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path)
+
+    out, err = capsys.readouterr()
+    assert code == 1  # not done: nothing was listed
+    assert "── tool_call_in_text:" in out and "0 tool calls" in out
+    (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
+    assert "call to bash" in line and "--jinja" in line and "--tool-call-parser" in line
+    assert "AGENT_TEXT_TOOL_CALLS=1" in line
+
+
+def test_the_recording_of_such_a_run_replays_to_the_same_stop(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion(FENCED))
+    monkeypatch.setenv("AGENT_RECORD_SETUP", "tiny.gguf Q4_1, llama-cpp-python, default template")
+    cassette = tmp_path / "run.jsonl"
+    assert run_chapter_1(fake_provider, monkeypatch, tmp_path, "--record", str(cassette)) == 1
+    lines = cassette.read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[1])["reply"]["content"][0]["text"] == FENCED
+    header = json.loads(lines[0])  # the header says which server, set up how
+    assert header["server"] == fake_provider.url + "/v1"
+    assert header["setup"] == "tiny.gguf Q4_1, llama-cpp-python, default template"
+    capsys.readouterr()
+
+    code = main(CHAPTER, ["--model", f"replay:{cassette}", "--workdir", str(tmp_path), "--strict",
+                          "List the files"])  # fmt: skip
+
+    out, err = capsys.readouterr()
+    assert code == 1 and "── tool_call_in_text" in out and "--jinja" in err
+
+
+def test_with_parsing_switched_on_the_agent_runs_the_call_from_the_text(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    monkeypatch.setenv("AGENT_TEXT_TOOL_CALLS", "1")
+    fake_provider.reply(openai_completion(FENCED))
+    fake_provider.reply(openai_completion("There is one file, notes.txt."))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path)
+
+    out, _ = capsys.readouterr()
+    assert code == 0 and "── done: 2 turns, 1 tool call," in out
+    # The call ran for real, and went back to the server as a call with its result.
+    second = fake_provider.requests[1].body["messages"]
+    assert second[2]["tool_calls"][0]["function"]["name"] == "bash"
+    assert second[3]["role"] == "tool" and "notes.txt" in second[3]["content"]
+
+
+def test_the_check_that_tools_reach_the_model_succeeds_on_a_first_call(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    call = openai_tool_call("call_1", "bash", {"command": "ls"})
+    fake_provider.reply(openai_completion(None, [call], finish_reason="tool_calls"))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path, "--max-turns", "1")
+
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "── max_turns: 1 turn, 1 tool call," in out
+    assert "the tools reached the model: its one turn called bash" in out
+    assert "stopped" not in err
+    assert fake_provider.requests[0].body["tool_choice"] == "auto"
+
+
+def test_a_one_turn_answer_without_a_call_is_done_and_no_check(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion("I cannot list files."))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path, "--max-turns", "1")
+
+    out, _ = capsys.readouterr()
+    assert code == 0 and "── done: 1 turn, 0 tool calls" in out  # it answered: not a check
+    assert "reached" not in out
