@@ -85,7 +85,7 @@ LABELS = {
         "cut": "… {:,} more characters not shown",
         "scripted": "scripted cassette",
         "recorded": "recorded run",
-        "live": "live",
+        "live": "live run",
         "run": "run {}",
         "no runs": "No run finished: there is nothing to show.",
     },
@@ -127,7 +127,7 @@ LABELS = {
         "cut": "……还有 {:,} 个字符未显示",
         "scripted": "手写的录像带",
         "recorded": "录制的运行",
-        "live": "在线",
+        "live": "在线运行",
         "run": "第 {} 次",
         "no runs": "没有跑完的运行：没有可显示的内容。",
     },
@@ -538,21 +538,33 @@ def task_prompt(records: list[Record], words: dict[str, str]) -> str:
 
 
 def summary_table(records: list[Record], lang: str) -> str:
-    """The terminal's table, from the same cells."""
-    headers, rows = report.table_cells(records, wall=True, lang=lang)
-    head = "".join(f"<th>{esc(cell)}</th>" for cell in headers)
-    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    """The terminal's two tables, from the same cells: the shared columns, then each
+    chapter's own counts, side by side within the page's width."""
+    tables = []
+    for kind, (headers, rows) in [
+        ("summary", report.table_cells(records, wall=True, lang=lang)),
+        ("counts", report.counts_cells(records, lang)),
+    ]:
+        if not rows:
+            continue
+        head = "".join(f"<th>{esc(cell)}</th>" for cell in headers)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+        tables.append(
+            f'<table class="{kind}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        )
+    return f'<div class="tables">{"".join(tables)}</div>'
 
 
 def not_solved(records: list[Record], words: dict[str, str]) -> str:
     lines = []
+    several = len({record.chapter for record in records}) < len(records)
     for record in records:
         if record.solved:
             continue
         colon = words["colon"]
-        line = esc(record.chapter + colon + words["not solved"] + colon)
-        line += f"<code>{esc(record.verdict)}</code>"
+        which = record.chapter + (" · " + words["run"].format(record.run) if several else "")
+        solved = words["not solved"] + colon if record.finished else ""  # else its verdict says
+        line = esc(which + colon + solved) + f"<code>{esc(record.verdict)}</code>"
         if record.error:
             line += esc(words["semicolon"] + words["error"] + colon)
             line += f"<code>{esc(record.error)}</code>"

@@ -47,11 +47,12 @@ def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def record(chapter: str, messages: list[dict], **fields: Any) -> dict[str, Any]:
-    """A record of the lab-records/1 format, as a comparison writes one."""
+    """A record of the lab-records/2 format, as a comparison writes one."""
     turns = sum(message["role"] == "assistant" for message in messages)
     base = {
         "chapter": chapter, "task": "one-bug", "run": 1, "provenance": "scripted",
-        "model": "replay:cassette.jsonl", "solved": True, "verdict": "every hidden test passes",
+        "model": "replay:cassette.jsonl", "solved": True, "outcome": "solved",
+        "verdict": "every hidden test passes",
         "stop": "done", "error": "", "turns": turns, "tool_calls": 1, "input_tokens": 100,
         "output_tokens": 10, "estimated": True, "peak_context": 60,
         "context_per_turn": [40 + 10 * n for n in range(turns)], "wall_s": 0.1, "counts": {},
@@ -62,7 +63,7 @@ def record(chapter: str, messages: list[dict], **fields: Any) -> dict[str, Any]:
 
 def document(*records: dict[str, Any]) -> dict[str, Any]:
     return {
-        "format": "lab-records/1",
+        "format": "lab-records/2",
         "created_at": "2025-06-01T09:30:00Z",
         "model": None,
         "window": None,
@@ -120,10 +121,12 @@ def test_every_run_and_every_turn_is_on_the_page(offline: dict) -> None:
 def test_the_table_has_the_terminals_columns_and_figures(offline: dict) -> None:
     table = offline["page"].split('<table class="summary">')[1].split("</table>")[0]
     headers = re.findall(r"<th>(.*?)</th>", table)
-    assert headers[:9] == [
-        "chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out",
+    assert headers == [
+        "chapter", "solved", "stop", "turns", "calls", "tokens in", "tokens out",
         "peak context", "wall",
     ]  # fmt: skip
+    counts = offline["page"].split('<table class="counts">')[1].split("</table>")[0]
+    assert re.findall(r"<th>(.*?)</th>", counts)[0] == "its own counts"
     one_bug = [r for r in offline["document"]["records"] if r["task"] == "one-bug"]
     cells = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])
     for run, row in zip(one_bug, cells, strict=True):
@@ -312,7 +315,7 @@ def test_the_same_tools_in_the_same_order_make_a_turn_the_same() -> None:
     [
         (None, "cannot read"),
         ("{not json", "is not JSON"),
-        ('{"format": "cassette/1"}', "is not a lab-records/1 file"),
+        ('{"format": "cassette/1"}', "is not a lab-records/2 file"),
         (json.dumps(document({"chapter": "v1_tool_loop"})), "record 1 has no field 'task'"),
         (
             json.dumps(document({**record("v1_tool_loop", []), "messages": "hello"})),
