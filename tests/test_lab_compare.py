@@ -603,6 +603,29 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
     assert log.getvalue() == "v0 · one-bug · solved · 3 turns\n"
 
 
+def test_a_slow_reply_says_so_once_in_a_log_and_on_the_live_line() -> None:
+    """The clock is handed to `tick`, so the test waits for nothing."""
+    log = io.StringIO()
+    progress = Progress(log)
+    progress.turn("v1 · one-bug", 2, 900, False)
+    now = time.monotonic()
+    progress.tick(now + 5)  # not slow yet
+    progress.tick(now + 45)
+    progress.tick(now + 50)  # said once, not every second
+    progress.finish("v1 · one-bug", "solved · 2 turns")
+    assert log.getvalue().splitlines() == [
+        "v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 45 s",
+        "v1 · one-bug · solved · 2 turns",
+    ]
+    terminal = Terminal()
+    live = Progress(terminal)
+    live.turn("v1 · one-bug", 2, 900, False)
+    live.tick(time.monotonic() + 61)
+    assert screen(terminal.getvalue())[0] == (
+        "  v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 61 s"
+    )
+
+
 # --- flags -------------------------------------------------------------------------------
 
 
@@ -613,6 +636,8 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
         (["--runs", "3"], "--runs repeats live runs; a replay gives the same run every time"),
         (["--jobs", "9"], "--jobs must be between 1 and 8"),
         (["--window", "0"], "--window must be a number of tokens, 1 or more"),
+        (["--max-tokens-total", "0"], "--max-tokens-total must be 1 or more"),
+        (["--max-turns", "0"], "--max-turns must be 1 or more"),
         (["--model", "anthropic:x", "--replay-dir", "."], "--replay-dir replays recorded runs"),
         (["--replay-dir", "nowhere"], "--replay-dir nowhere is not a folder"),
         (["--task", "nope"], "no task 'nope'; the tasks are add-flag, codebase-question"),
