@@ -16,6 +16,7 @@ checker's verdict, and the messages themselves.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -97,6 +98,8 @@ class Record:
     counts: dict[str, int]
     messages: list[Message] = field(repr=False)
     details: dict[str, Any] = field(default_factory=dict, repr=False)
+    # What was sent at every answered call of the run's own loop: see `sent_requests`.
+    requests: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def finished(self) -> bool:
@@ -261,6 +264,7 @@ class Watched:
         self.tokens = 0
         self.estimated = False
         self.failure: ModelError | None = None
+        self.sent: list[tuple[str, str, list[str]]] = []  # system, tools, messages: as JSON
 
     def complete(
         self,
@@ -283,6 +287,8 @@ class Watched:
             self.failure = error
             raise
         self.failure = None  # chapter 4 compacts and tries again after a refusal
+        listed = [json.dumps(message, sort_keys=True) for message in messages]
+        self.sent.append((system, json.dumps(tools or [], sort_keys=True), listed))
         self.turns += 1
         self.tokens += reply.usage.input_tokens + reply.usage.output_tokens
         self.estimated = self.estimated or reply.usage.estimated
@@ -292,6 +298,40 @@ class Watched:
         """A child agent's model (chapter 3): stopped by Ctrl-C too; its turns are not the
         run's turns, so the progress line keeps counting the parent's."""
         return Watched(for_child(self.inner, key), _ignore, self.stopping, self.reply_cap)
+
+
+def sent_requests(sent: list[tuple[str, str, list[str]]], final: list[Message]) -> dict[str, Any]:
+    """Every answered request of a run, each part kept once, for the viewer's "what was
+    sent" folds: `systems` (each distinct system prompt), `tools` (each distinct list of
+    tool schemas), `extra` (messages sent that the run's final `messages` lack: chapter
+    4's trimmed results and summaries), and `calls`, one per request in order, each
+    `{"system": i, "tools": j, "messages": [k, …]}`.  A message index k below
+    len(messages) is the run's messages[k]; above, extra[k - len(messages)]."""
+    systems: dict[str, int] = {}
+    tools: dict[str, int] = {}
+    known = {json.dumps(message, sort_keys=True): index for index, message in enumerate(final)}
+    extra: dict[str, int] = {}
+    calls = []
+    for system, schemas, messages in sent:
+        refs = []
+        for text in messages:
+            if text in known:
+                refs.append(known[text])
+            else:
+                refs.append(len(final) + extra.setdefault(text, len(extra)))
+        calls.append(
+            {
+                "system": systems.setdefault(system, len(systems)),
+                "tools": tools.setdefault(schemas, len(tools)),
+                "messages": refs,
+            }
+        )
+    return {
+        "systems": list(systems),
+        "tools": [json.loads(schemas) for schemas in tools],
+        "extra": [json.loads(text) for text in extra],
+        "calls": calls,
+    }
 
 
 def answered_by(model: Model) -> str:
@@ -383,4 +423,5 @@ def run_job(
         counts=result.counts(),
         messages=result.messages,
         details=result.details(),
+        requests=sent_requests(watched.sent, result.messages),
     )
