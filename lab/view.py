@@ -110,6 +110,11 @@ LABELS = {
         "messages": "messages",
         "new": "new",
         "files": "records",
+        "could not finish": "could not finish",
+        "rate limited": "rate limited",
+        "provider error": "provider error",
+        "window full": "window full",
+        "model error": "model error",
     },
     "zh": {
         "title": "各章运行并排对照",
@@ -167,6 +172,11 @@ LABELS = {
         "messages": "消息",
         "new": "新增",
         "files": "记录文件",
+        "could not finish": "未能跑完",
+        "rate limited": "被限流",
+        "provider error": "服务商出错",
+        "window full": "窗口已满",
+        "model error": "模型出错",
         "run": "第 {} 次",
         "no runs": "没有跑完的运行：没有可显示的内容。",
     },
@@ -652,6 +662,11 @@ def task_section(
     return f'<section class="task" id="{anchor(name)}">{"".join(parts)}</section>'
 
 
+def unfinished(record: Record, words: dict[str, str]) -> str:
+    """What stopped a run before it could finish, in the page's language."""
+    return words["could not finish"] + words["colon"] + words.get(record.outcome, record.outcome)
+
+
 def picker(name: str, columns: list[Column], words: dict[str, str]) -> str:
     """The runs that stand side by side: a box per run; the script applies the choice, and
     without it every run is shown."""
@@ -724,8 +739,11 @@ def not_solved(
         colon = words["colon"]
         which = record.chapter + (" · " + words["run"].format(record.run) if several else "")
         which += f" · {sources[n]}" if sources and len(set(sources)) > 1 else ""
-        solved = words["not solved"] + colon if record.finished else ""  # else its verdict says
-        line = esc(which + colon + solved) + f"<code>{esc(record.verdict)}</code>"
+        if record.finished:
+            line = esc(which + colon + words["not solved"] + colon)
+            line += f"<code>{esc(record.verdict)}</code>"
+        else:
+            line = esc(which + colon + unfinished(record, words))
         if record.error:
             line += esc(words["semicolon"] + words["error"] + colon)
             line += f"<code>{esc(record.error)}</code>"
@@ -871,7 +889,7 @@ def column_heading(column: Column, words: dict[str, str]) -> str:
     record = column.record
     verdict = "✓" if record.solved else "✗ " + words["not solved"]
     if not record.finished:
-        verdict = "✗ " + record.verdict
+        verdict = "✗ " + unfinished(record, words)
     source = words.get(record.provenance, record.provenance)
     label = f'<span class="label">{esc(column.label)}</span>'
     return (

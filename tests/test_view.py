@@ -352,5 +352,6 @@ def test_the_docs_show_the_page_and_say_where_it_cuts(lang: str) -> None:
     text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")
     section = text.split("\n## 10. ")[1]
     assert f"{view.LIMIT:,} " in section
-    assert "](../images/viewer.png)" in section and (REPO / "docs/images/viewer.png").exists()
+    image = {"en": "viewer.png", "zh": "viewer.zh.png"}[lang]  # each page in its language
+    assert f"](../images/{image})" in section and (REPO / "docs/images" / image).exists()
     assert "python -m tests.test_view_browser" in section

@@ -399,8 +399,8 @@ def test_a_hostile_request_stays_text(browser: Browser, tmp_path: Path) -> None:
 
 def draw_docs_images(targets: dict[str, Path] = DOCS_IMAGES) -> None:
     """The pictures of docs/*/lab.md, one per language: the offline comparison in a
-    1400 by 1000 window, on chapter 4's task in a small window, the chart first and
-    chapters 3 and 4 side by side, with a turn's request opened."""
+    1400 by 1000 window, on chapter 4's task in a small window: the chart first, the
+    tables, and chapters 3 and 4 side by side."""
     problem = missing_browser()
     if problem:
         raise SystemExit(problem)
@@ -414,8 +414,6 @@ def draw_docs_images(targets: dict[str, Path] = DOCS_IMAGES) -> None:
                 _, page_path = offline_comparison(folder, *flags)
                 page = browser.open(page_path).page
                 page.set_viewport_size({"width": 1400, "height": 1000})
-                v4 = page.locator('#task-long-task-turn-13 td[data-column="4"]')
-                v4.locator("details.request > summary").click()
                 page.locator("#task-long-task figure.chart").evaluate(
                     "figure => window.scrollTo(0, figure.offsetTop - 12)"
                 )
