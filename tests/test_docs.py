@@ -31,6 +31,8 @@ CHAPTER_FLAGS = {
     "--quiet",
     "--demo",
     "--strict",
+    "--step",
+    "--max-tokens-total",
     "--help",
     "-h",
 }
