@@ -14,11 +14,15 @@ It writes to stderr, so that `python -m lab compare > tables.md` keeps only the 
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import sys
 import threading
 import time
 from typing import TextIO
+
+from .plots import COLOURS
 
 UP_AND_CLEAR = "\x1b[{}F\x1b[J"  # cursor up N lines to their start, clear to the end
 SLOW_S = 30  # a reply awaited longer is slow: a local model on a CPU, or a provider queueing
@@ -31,6 +35,7 @@ class Progress:
     def __init__(self, out: TextIO | None = None) -> None:
         self.out = out or sys.stderr
         self.live = hasattr(self.out, "isatty") and self.out.isatty()
+        self.colour = self.live and not os.environ.get("NO_COLOR")
         self.running: dict[str, str] = {}  # label -> where it is now
         self.drawn = 0  # live lines on screen below the finished ones
         self.lock = threading.Lock()  # parallel runs report from their own threads
@@ -95,9 +100,20 @@ class Progress:
                 self.out.flush()
                 return
             width = shutil.get_terminal_size().columns - 1  # a wrapped live line breaks the count
-            lines = [f"{finished}\n"] if finished else []
+            lines = [f"{self._coloured(finished)}\n"] if finished else []
             lines += [f"  {name} · {where}"[:width] + "\n" for name, where in self.running.items()]
             erase = UP_AND_CLEAR.format(self.drawn) if self.drawn else ""
             self.out.write(erase + "".join(lines))
             self.out.flush()
             self.drawn = len(self.running)
+
+    def _coloured(self, line: str) -> str:
+        """The chapter that starts a finished line in its colour, the page's and the
+        notebooks' (lab/plots.py), so a chapter looks the same everywhere."""
+        match = re.match(r"v(\d+)_\w+", line)
+        if not self.colour or not match:
+            return line
+        red, green, blue = (
+            int(COLOURS[int(match[1]) % len(COLOURS)][i : i + 2], 16) for i in (1, 3, 5)
+        )
+        return f"\x1b[1;38;2;{red};{green};{blue}m{match[0]}\x1b[0m{line[match.end() :]}"

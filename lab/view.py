@@ -3,12 +3,16 @@
     python -m lab compare --html report.html            run the comparison, write the page
     python -m lab view records.json -o report.html      the page of records saved with --json
     python -m lab view records.json --lang zh           the same, labelled in Chinese
+    python -m lab view ana.json bo.json -o class.html   a class's records on one page
 
 A terminal shows one run after the other; a class wants turn 4 of chapter 3 next to
-turn 4 of chapter 2.  For each task the page has the comparison's table, a chart of
-the context at every turn, then one column per run and one row per turn: what the
-model wrote, each tool call with its result folded, and what the chapter's own idea
-did at that turn (a format error, a plan, a child agent, a compaction).
+turn 4 of chapter 2.  For each task the page has a chart of the context at every
+turn (the picture that tells the story, so it comes first), the comparison's tables,
+then one column per run and one row per turn: what was sent (folded), what the model
+wrote, each tool call with its result folded, and what the chapter's own idea did at
+that turn (a format error, a plan, a child agent, a compaction).  Two runs stand side
+by side when the page opens, the task's own chapter and the one before it; a tick
+brings in any other.
 
 The page is one file that fetches nothing: it opens from disk, travels by e-mail,
 and reads without JavaScript (the script only adds the keys and the "differences"

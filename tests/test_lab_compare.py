@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lab import compare
+from lab import compare, plots, view
 from lab.__main__ import main as lab_main
 from lab.progress import Progress
 from lab.report import width, wilson
@@ -593,6 +593,20 @@ def test_on_a_terminal_each_run_has_a_live_line_rewritten_in_place() -> None:
         "v1 · one-bug · not solved (max_turns)",
         "",
     ]
+
+
+def test_on_a_terminal_a_chapter_has_its_colour_of_the_page_and_the_notebooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = Terminal()
+    Progress(terminal).finish("v2_todos · one-bug", "solved")
+    assert plots.chapter_colour("v2_todos") == "#009E73" == view.COLOURS[2]
+    assert terminal.getvalue() == "\x1b[1;38;2;0;158;115mv2_todos\x1b[0m · one-bug · solved\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = Terminal()
+    Progress(plain).finish("v2_todos · one-bug", "solved")
+    assert plain.getvalue() == "v2_todos · one-bug · solved\n"
 
 
 def test_off_a_terminal_only_finished_runs_are_written() -> None:
