@@ -38,7 +38,7 @@ COLUMNS += ["peak context", "wall"]
 RECORD_FIELDS = {
     "chapter", "task", "run", "provenance", "model", "solved", "outcome", "verdict", "stop",
     "error", "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
-    "context_per_turn", "wall_s", "counts", "messages", "details",
+    "context_per_turn", "wall_s", "counts", "messages", "details", "requests",
 }  # fmt: skip
 
 
@@ -136,6 +136,13 @@ def test_json_records_have_the_documented_format(offline: dict) -> None:
             "role": "user",
             "content": load_task(record["task"]).prompt,
         }
+        sent = record["requests"]
+        assert len(sent["calls"]) == record["turns"], "a request for every answered call"
+        assert sent["calls"][0]["messages"] == [0], "the first call sends the task alone"
+        pool = record["messages"] + sent["extra"]
+        for call in sent["calls"]:
+            assert all(0 <= ref < len(pool) for ref in call["messages"])
+            assert sent["systems"][call["system"]] and sent["tools"][call["tools"]] is not None
     v0 = records[0]
     assert v0["counts"] == {"format errors": 1, "invented observations": 1}
     assert v0["verdict"] == "all 8 hidden tests pass"
