@@ -3,12 +3,15 @@ and takes its keys from stdin, here written to a real subprocess's stdin."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
@@ -99,3 +102,31 @@ def test_max_tokens_total_stops_a_chapter_cleanly_saying_so() -> None:
     assert re.search(
         r"the run has used [\d,]+ tokens and --max-tokens-total allows 1,000", done.stderr
     )
+
+
+def test_a_live_run_steps_too(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """The real SDK against the loopback provider: the second request waits for Enter, and
+    the pause shows the reply and the tool result that it is about to send back."""
+    call = tool_use("toolu_1", "bash", {"command": "echo hello from the tool"})
+    fake_provider.reply(anthropic_message(text("Looking."), call, stop_reason="tool_use"))
+    fake_provider.reply(anthropic_message(text("It said hello.")))
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "ANTHROPIC_BASE_URL": fake_provider.url,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--model", "anthropic:claude-test", "--step"]
+        + ["--workdir", str(tmp_path), "Say hello"],
+        cwd=REPO,
+        env=env,
+        input="\n\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(PAUSE) == 2 and fake_provider.pending == 0
+    second = done.stdout.split("── about to send: ")[2]
+    assert "added since the last call: 2" in second and "Looking. bash(" in second
+    assert re.search(r"\+ user +≈ +\d+ tokens  hello from the tool", second)
