@@ -6,6 +6,8 @@
     python -m lab compare --model SPEC --record-dir runs/   live, and kept as cassettes…
     python -m lab compare --replay-dir runs/                …to replay offline later
     python -m lab compare --html report.html                and the runs side by side, one page
+    python -m lab compare --model SPEC --max-tokens-total 60000 --max-reply-tokens 1024
+                                                            live, each run bounded
 
 Each run works in a fresh copy of its task's workspace, a numbered folder inside one
 scratch folder per comparison, and ends with the task's checker.  Offline, the

@@ -938,7 +938,7 @@ def requests_html(column: Column, words: dict[str, str]) -> list[str]:
         refs = [
             r for r in typed(call, "messages", list) if isinstance(r, int) and 0 <= r < len(pool)
         ]
-        messages = [pool[r] for r in refs if isinstance(pool[r], dict)]
+        messages = [pool[r] for r in refs if readable(pool[r])]
         folds.append(request_html(number, system, tools, refs, messages, before, words))
         before = {
             "number": number, "system": system, "tools": tools, "refs": refs,
@@ -946,6 +946,16 @@ def requests_html(column: Column, words: dict[str, str]) -> list[str]:
             "tools at": before.get("tools at") if before.get("tools") == tools else number,
         }  # fmt: skip
     return folds
+
+
+def readable(message: Any) -> bool:
+    """A message the fold can show and size: a role, and text or a list of blocks."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        return False
+    content = message.get("content")
+    return isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(block, dict) for block in content)
+    )
 
 
 def pick(pool: list[Any], index: Any, kind: type) -> Any:

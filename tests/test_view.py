@@ -16,6 +16,7 @@ import pytest
 
 from lab import view
 from lab.__main__ import main as lab_main
+from llm.tokens import estimate_request
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script></div>"
@@ -355,3 +356,20 @@ def test_the_docs_show_the_page_and_say_where_it_cuts(lang: str) -> None:
     image = {"en": "viewer.png", "zh": "viewer.zh.png"}[lang]  # each page in its language
     assert f"](../images/{image})" in section and (REPO / "docs/images" / image).exists()
     assert "python -m tests.test_view_browser" in section
+
+
+def test_requests_that_are_not_as_written_leave_only_what_can_be_read() -> None:
+    """A records file edited by hand, or written by another program: what was sent shows
+    the parts it can read, and the page is written."""
+    requests = {
+        "systems": [5],
+        "tools": [["x", {"name": 3}]],
+        "extra": [{"role": "user", "content": ["not a block"]}, "not a message"],
+        "calls": [{"system": 0, "tools": 0, "messages": [0, 2, 3, "a", -1, 99]}, "x", {}],
+    }
+    one = record("v1_tool_loop", run_of(), requests=requests)
+    page = view.render_page(document(one))
+    folds = re.findall(r'<details class="request"><summary>(.*?)</summary>', page)
+    size = estimate_request("", run_of()[:1], [{"name": 3}])  # the task, and the one tool
+    assert folds[0] == f"what was sent: 1 message, ≈{size:,} tokens"
+    assert "tools offered (1)" in page
