@@ -373,3 +373,18 @@ def test_requests_that_are_not_as_written_leave_only_what_can_be_read() -> None:
     size = estimate_request("", run_of()[:1], [{"name": 3}])  # the task, and the one tool
     assert folds[0] == f"what was sent: 1 message, ≈{size:,} tokens"
     assert "tools offered (1)" in page
+
+
+def test_several_files_need_one_label_each(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    paths = []
+    for name in ("a", "b"):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(document(record("v1_tool_loop", run_of()))))
+    assert view.main([*map(str, paths), "--label", "only one"]) == 2
+    assert capsys.readouterr().err == "error: 1 --label for 2 records files: give one each\n"
+    assert view.main([*map(str, paths), "--label", "x", "--label", "x"]) == 2
+    assert "the same label" in capsys.readouterr().err
+    assert not (tmp_path / "a.html").exists()
+    assert view.main(list(map(str, paths))) == 0
+    page = (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert "1 · v1_tool_loop · a" in page and "1 · v1_tool_loop · b" in page
