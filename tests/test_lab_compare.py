@@ -100,6 +100,16 @@ def test_offline_every_featured_task_is_solved_by_every_chapter(offline: dict) -
     assert "not run, nothing to replay" not in offline["stdout"]
 
 
+def test_the_tables_speak_chinese_with_lang_zh(capsys: pytest.CaptureFixture[str]) -> None:
+    assert compare.main(["--task", "one-bug", "--chapters", "v0,v2", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert tables_of(out)["one-bug"][0][:3] == ["章", "解决", "结束方式"]
+    assert tables_of(out)["one-bug"][1][:2] == ["v0_react_text", "是"]
+    assert tables_of(out, which=1)["one-bug"][0] == ["各章自己的计数", "v0", "v2"]
+    assert tables_of(out, which=1)["one-bug"][1][0] == "格式错误"
+    assert max(width(line) for line in out.splitlines()) <= 100
+
+
 def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
     assert max(width(line) for line in offline["stdout"].splitlines()) <= 100
 
