@@ -1,7 +1,7 @@
 """`python -m lab`: run the chapters side by side, list the tasks, benchmark, print figures.
 
     python -m lab compare [--task NAME] [--model SPEC --runs N] …   every chapter, one table
-    python -m lab view RECORDS.json [-o report.html] [--lang zh]    saved runs as one HTML page
+    python -m lab view RECORDS.json… [-o report.html] [--lang zh]   saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
     python -m lab bench [--quick]                                   the benchmarks

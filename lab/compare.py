@@ -6,6 +6,8 @@
     python -m lab compare --model SPEC --record-dir runs/   live, and kept as cassettes…
     python -m lab compare --replay-dir runs/                …to replay offline later
     python -m lab compare --html report.html                and the runs side by side, one page
+    python -m lab compare --model SPEC --max-tokens-total 60000 --max-reply-tokens 1024
+                                                            live, each run bounded
 
 Each run works in a fresh copy of its task's workspace, a numbered folder inside one
 scratch folder per comparison, and ends with the task's checker.  Offline, the
@@ -40,7 +42,7 @@ from llm.spec import load_model
 
 from . import figures, report, view
 from .progress import Progress
-from .runs import Job, Live, Record, Replayed, Scripted, Source, cassette_path, run_job
+from .runs import Job, Limits, Live, Record, Replayed, Scripted, Source, cassette_path, run_job
 from .tasks import Task, TaskError, featured_names, load_task
 
 MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
@@ -67,6 +69,7 @@ def compare(
     progress: Progress | None = None,
     scratch: Path | None = None,
     keep: bool = False,
+    limits: Limits | None = None,
 ) -> Comparison:
     """Run every job (`parallel` at a time) and collect the records of those that finished."""
     progress = progress or Progress()
@@ -83,7 +86,10 @@ def compare(
             progress.turn(job.label, turn, tokens, estimated)
 
         try:
-            record = run_job(job, source, folder, window=window, on_turn=on_turn, stopping=stopping)
+            record = run_job(
+                job, source, folder,
+                window=window, on_turn=on_turn, stopping=stopping, limits=limits,
+            )  # fmt: skip
         except Exception as error:  # this run failed; the others go on, and it says why
             record = failed_record(job, source, error)
         if record.stop == "interrupted":  # Ctrl-C reached the chapter's loop: stop them all
@@ -93,6 +99,7 @@ def compare(
         done[index] = record
         progress.finish(job.label, finished_line(record))
 
+    ticking = progress.ticking()  # a slow reply says so on its line while it is awaited
     try:
         if parallel == 1:
             for index in range(len(jobs)):
@@ -102,6 +109,7 @@ def compare(
     except KeyboardInterrupt:  # between turns: while copying, checking, or waiting on threads
         stopping.set()
     finally:
+        ticking.set()
         if keep:
             print(f"the runs' workspaces are kept in {folder}", file=sys.stderr)
         else:
@@ -137,7 +145,8 @@ def failed_record(job: Job, source: Source, error: Exception) -> Record:
         provenance = "scripted"
     return Record(
         chapter=job.chapter, task=job.task.name, run=job.number, provenance=provenance,
-        model="", solved=False, verdict=f"the run failed: {reason}"[:300], stop="error",
+        model="", solved=False, outcome="not solved", verdict=f"the run failed: {reason}"[:300],
+        stop="error",
         error=reason, turns=0, tool_calls=0, input_tokens=0, output_tokens=0, estimated=False,
         peak_context=0, context_per_turn=[], wall_s=0.0, counts={}, messages=[],
     )  # fmt: skip
@@ -146,6 +155,8 @@ def failed_record(job: Job, source: Source, error: Exception) -> Record:
 def finished_line(record: Record) -> str:
     about = "≈" if record.estimated else ""
     solved = "solved" if record.solved else f"not solved ({record.stop})"
+    if not record.finished:
+        solved = f"could not finish: {record.outcome}"
     tokens = record.input_tokens + record.output_tokens
     return f"{solved} · {record.turns} turns · {about}{tokens:,} tokens · {record.wall_s:.1f} s"
 
@@ -221,6 +232,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--window", type=int, metavar="TOKENS", help="refuse requests estimated above this size"
     )
     parser.add_argument(
+        "--max-turns",
+        type=int,
+        metavar="N",
+        help="model calls a run may make, at most (a task's own limit still holds if lower)",
+    )
+    parser.add_argument(
+        "--max-reply-tokens", type=int, metavar="N", help="output tokens any one reply may take"
+    )
+    parser.add_argument(
+        "--max-tokens-total",
+        type=int,
+        metavar="N",
+        help="input plus output tokens a run may "
+        "use; it stops cleanly, saying so, before the call after it reaches N",
+    )
+    parser.add_argument(
         "--record-dir", type=Path, metavar="DIR", help="live: keep every run as a cassette in DIR"
     )
     parser.add_argument(
@@ -233,12 +260,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--html", type=Path, metavar="FILE", help="write the runs side by side as one HTML page"
     )
     parser.add_argument(
-        "--lang", choices=view.LANGS, default="en", help="the language of the --html page"
+        "--lang",
+        choices=view.LANGS,
+        default="en",
+        help="the language of the tables and the --html page",
     )
     parser.add_argument(
         "--jobs", type=int, default=1, metavar="N", help=f"runs at a time (at most {MAX_JOBS})"
     )
     parser.add_argument("--keep", action="store_true", help="keep the folders the runs worked in")
+    parser.add_argument(
+        "--wide", action="store_true", help="one wide table per task: every count in its column"
+    )
     return parser
 
 
@@ -258,6 +291,13 @@ def source_of(args: argparse.Namespace) -> Source:
         raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}")
     if args.window is not None and args.window < 1:
         raise UsageError("--window must be a number of tokens, 1 or more")
+    for flag, value in [
+        ("--max-turns", args.max_turns),
+        ("--max-reply-tokens", args.max_reply_tokens),
+        ("--max-tokens-total", args.max_tokens_total),
+    ]:
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be 1 or more")
     if args.replay_dir:
         if not args.replay_dir.is_dir():
             raise UsageError(f"--replay-dir {args.replay_dir} is not a folder")
@@ -277,11 +317,18 @@ def preamble(args: argparse.Namespace, source: Source) -> str:
         line = f"replaying the runs recorded in {args.replay_dir}"
     else:
         line = (
-            "offline: scripted cassettes, each a plausible run of its chapter, not a measurement "
+            "offline: scripted cassettes, each a plausible run of its chapter, not a measurement\n"
             "of a model (≈: tokens estimated); measure with --model SPEC --runs N"
         )
     if args.window:
         line += f"; simulated context window: {args.window:,} tokens"
+    bounds = [
+        f"{args.max_turns} turns" if args.max_turns else "",
+        f"{args.max_reply_tokens:,} tokens a reply" if args.max_reply_tokens else "",
+        f"{args.max_tokens_total:,} tokens a run" if args.max_tokens_total else "",
+    ]
+    if any(bounds):
+        line += "; at most " + ", ".join(bound for bound in bounds if bound)
     return line
 
 
@@ -302,11 +349,18 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, TaskError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total)
     comparison = compare(
-        jobs, source, window=args.window, parallel=args.jobs, progress=Progress(), keep=args.keep
+        jobs,
+        source,
+        window=args.window,
+        parallel=args.jobs,
+        progress=Progress(),
+        keep=args.keep,
+        limits=limits,
     )
     print(preamble(args, source))
-    print(tables(tasks, comparison.records, missing))
+    print(tables(tasks, comparison.records, missing, lang=args.lang, wide=args.wide))
     document = report.records_document(
         comparison.records,
         model=args.model,
@@ -390,6 +444,7 @@ def tables(
     *,
     wall: bool = True,
     lang: str = "en",
+    wide: bool = False,
 ) -> str:
     """Every task's heading and table, and a line naming the chapters that had nothing to run."""
     parts = []
@@ -399,7 +454,7 @@ def tables(
             continue
         parts.append("\n" + report.task_heading(task) + "\n")
         if rows:
-            parts.append(report.task_table(rows, wall=wall, lang=lang))
+            parts.append(report.task_table(rows, wall=wall, lang=lang, wide=wide))
         if task.name in missing:
             chapters = ", ".join(missing[task.name])
             parts.append(f"not run, nothing to replay: {chapters} (run live with --model SPEC)")

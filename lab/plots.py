@@ -48,8 +48,9 @@ INSTALL_CJK = (
     "install google-noto-sans-cjk-fonts), then restart the notebook's kernel"
 )
 
-# One colour per chapter, the same in every notebook (matplotlib's default cycle).
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+# One colour per chapter, the same in every notebook and on the run viewer's page:
+# Okabe and Ito's colours, told apart by colour-blind eyes too, darkest first.
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#7A5C00", "#56B4E9", "#444444")
 STATUS_COLOURS = {"pending": "#d9d9d9", "in_progress": "#f2b134", "completed": "#3a923a"}
 
 

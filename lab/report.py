@@ -13,6 +13,7 @@ import json
 import math
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from statistics import fmean
@@ -22,7 +23,7 @@ from .runs import Record
 from .tasks import Task
 from .words import ZH, word
 
-FORMAT = "lab-records/1"
+FORMAT = "lab-records/2"
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 
 
@@ -42,13 +43,30 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def solved_cell(records: list[Record], lang: str) -> str:
-    wins = sum(record.solved for record in records)
-    if len(records) == 1:
-        return word("yes" if wins else "no", lang)
-    low, high = wilson(wins, len(records))
-    rate = f"{wins / len(records):.0%}"
-    return f"{wins}/{len(records)} · {rate} ({low:.0%}–{high:.0%})"
+def solved_cell(records: list[Record], lang: str, several: bool = False, wide: bool = False) -> str:
+    """Solved or not; over several runs, the rate among the runs that finished, with its
+    95 % interval (`2/3 (21–94%)`, or `2/3 · 67% (21%–94%)` in the wide table).  A run
+    that could not finish (rate limited, provider error, window full) is not in the rate:
+    it says nothing of what the chapter does, and is counted in a column of its own."""
+    finished = [record for record in records if record.finished]
+    wins = sum(record.solved for record in finished)
+    if not several:
+        shown = {"solved": "yes", "not solved": "no"}.get(records[0].outcome, records[0].outcome)
+        return word(shown, lang)
+    if not finished:
+        return "—"
+    low, high = wilson(wins, len(finished))
+    if wide:
+        return f"{wins}/{len(finished)} · {wins / len(finished):.0%} ({low:.0%}–{high:.0%})"
+    return f"{wins}/{len(finished)} ({low * 100:.0f}–{high:.0%})"
+
+
+def unfinished_cell(records: list[Record], lang: str) -> str:
+    """The runs that could not finish, by what stopped them: `2 rate limited`."""
+    counted = Counter(record.outcome for record in records if not record.finished)
+    if not counted:
+        return "—"
+    return ", ".join(f"{count} {word(outcome, lang)}" for outcome, count in counted.most_common())
 
 
 def mean(values: list[float]) -> str:
@@ -71,11 +89,36 @@ def count_names(records: list[Record]) -> list[str]:
     return list(dict.fromkeys(name for record in records for name in record.counts))
 
 
-def row(chapter: str, records: list[Record], names: list[str], wall: bool, lang: str) -> list[str]:
+@dataclass
+class Layout:
+    """How one task's table is drawn: several runs per chapter or one, runs that could
+    not finish among them, wall time, and the wide form (every count in its own column)."""
+
+    several: bool
+    unfinished: bool
+    wall: bool
+    wide: bool
+    lang: str
+
+
+def layout_of(records: list[Record], *, wall: bool, wide: bool, lang: str) -> Layout:
+    """One layout for every row: after Ctrl-C a chapter may have one run where another has
+    two, and its row must still read as a rate, not as a bare yes or no."""
+    per_chapter = Counter(record.chapter for record in records)
+    several = any(n > 1 for n in per_chapter.values()) or any(r.run > 1 for r in records)
+    unfinished = several and any(not record.finished for record in records)  # one run: in its cell
+    return Layout(several, unfinished, wall, wide, lang)
+
+
+def row(chapter: str, records: list[Record], names: list[str], layout: Layout) -> list[str]:
     about = "≈" if any(record.estimated for record in records) else ""
     cells = [
-        f"{chapter[1]} · {chapter}",
-        solved_cell(records, lang),
+        chapter if not layout.wide else f"{chapter[1]} · {chapter}",
+        solved_cell(records, layout.lang, layout.several, layout.wide),
+    ]
+    if layout.unfinished:
+        cells.append(unfinished_cell(records, layout.lang))
+    cells += [
         stops(records),
         mean([r.turns for r in records]),
         mean([r.tool_calls for r in records]),
@@ -83,46 +126,83 @@ def row(chapter: str, records: list[Record], names: list[str], wall: bool, lang:
         about + mean([r.output_tokens for r in records]),
         about + mean([r.peak_context for r in records]),
     ]
-    if wall:
+    if layout.wall:
         cells.append(f"{fmean(r.wall_s for r in records):.1f} s")
-    for name in names:
-        values = [r.counts[name] for r in records if name in r.counts]
-        cells.append(mean(values) if values else "—")
+    if layout.wide:
+        cells += [count_cell(records, name) for name in names]
     return cells
 
 
-def table_cells(
-    records: list[Record], *, wall: bool = True, lang: str = "en"
-) -> tuple[list[str], list[list[str]]]:
-    """One task's table as data, headers and a row per chapter (in the order of the records),
-    for the terminal's text and the run viewer's HTML alike."""
+def count_cell(records: list[Record], name: str) -> str:
+    """One chapter's own count (its mean over the runs), or — for a chapter without it."""
+    values = [r.counts[name] for r in records if name in r.counts]
+    return mean(values) if values else "—"
+
+
+def by_chapter(records: list[Record]) -> dict[str, list[Record]]:
     chapters: dict[str, list[Record]] = {}
     for record in records:
         chapters.setdefault(record.chapter, []).append(record)
+    return chapters
+
+
+def table_cells(
+    records: list[Record], *, wall: bool = True, lang: str = "en", wide: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """One task's table as data, headers and a row per chapter (in the order of the records),
+    for the terminal's text and the run viewer's HTML alike.  The columns every chapter
+    shares; each chapter's own counts are `counts_cells`, unless `wide` puts them here."""
+    layout = layout_of(records, wall=wall, wide=wide, lang=lang)
     names = count_names(records)
-    headers = ["chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out"]
-    headers += ["peak context"] + (["wall"] if wall else []) + names
-    rows = [row(chapter, runs, names, wall, lang) for chapter, runs in chapters.items()]
+    headers = ["chapter", "solved"] + (["could not finish"] if layout.unfinished else [])
+    headers += ["stop", "turns", "tool calls" if wide else "calls", "tokens in", "tokens out"]
+    headers += ["peak context"] + (["wall"] if wall else []) + (names if wide else [])
+    rows = [row(chapter, runs, names, layout) for chapter, runs in by_chapter(records).items()]
     return [word(h, lang) for h in headers], rows
 
 
-def task_table(records: list[Record], *, wall: bool = True, lang: str = "en") -> str:
-    """One task's table: a row per chapter (in the order of the records), then a note for
+def counts_cells(records: list[Record], lang: str = "en") -> tuple[list[str], list[list[str]]]:
+    """What each chapter's own idea counts (format errors, plan updates, children, …),
+    a row per count and a column per chapter: a small table beside the shared one."""
+    chapters = by_chapter(records)
+    headers = [word("its own counts", lang)] + [chapter.split("_")[0] for chapter in chapters]
+    rows = [
+        [word(name, lang)] + [count_cell(runs, name) for runs in chapters.values()]
+        for name in count_names(records)
+    ]
+    return headers, rows
+
+
+def task_table(
+    records: list[Record], *, wall: bool = True, lang: str = "en", wide: bool = False
+) -> str:
+    """One task's table: a row per chapter (in the order of the records), each chapter's own
+    counts in a second small table (or, `wide`, in columns of the first), then a note for
     every run that did not solve the task, saying why."""
-    headers, rows = table_cells(records, wall=wall, lang=lang)
-    several = len({record.chapter for record in records}) < len(records)
+    headers, rows = table_cells(records, wall=wall, lang=lang, wide=wide)
+    several = layout_of(records, wall=wall, wide=wide, lang=lang).several
+    parts = [aligned(headers, rows)]
+    counted = counts_cells(records, lang)
+    if counted[1] and not wide:
+        parts.append(aligned(*counted))
     notes = [note(record, several, lang) for record in records if not record.solved]
-    table = aligned(headers, rows)
-    return "\n\n".join([table, "\n".join(notes)]) if notes else table
+    if notes:
+        parts.append("\n".join(notes))
+    return "\n\n".join(parts)
 
 
 def note(record: Record, several: bool, lang: str) -> str:
-    """Why a run did not solve its task: the checker's verdict, and the error if one stopped it."""
+    """Why a run did not solve its task: the checker's verdict, or what stopped it before
+    it could finish, and the error if one stopped it."""
     colon = "：" if lang == "zh" else ": "
     which = record.chapter
     if several:
         which += " " + (ZH["run"].format(record.run) if lang == "zh" else f"run {record.run}")
-    text = f"- {which}{colon}{word('not solved', lang)}{colon}`{record.verdict}`"
+    if record.finished:
+        text = f"- {which}{colon}{word('not solved', lang)}{colon}`{record.verdict}`"
+    else:
+        why = word(record.outcome, lang)
+        text = f"- {which}{colon}{word('could not finish', lang)}{colon}{why}"
     if record.error:
         text += ("；" if lang == "zh" else "; ") + f"{word('error', lang)}{colon}`{record.error}`"
     return text
@@ -148,7 +228,7 @@ def width(text: str) -> int:
 def task_heading(task: Task) -> str:
     chapter = task.brings_out
     featured = ", featured" if task.featured else ""
-    return f"{task.name}: {task.title} (brings out chapter {chapter[1]}, {chapter}{featured})"
+    return f"{task.name}: {task.title} (brings out {chapter}{featured})"
 
 
 # --- the JSON records ---------------------------------------------------------------------

@@ -16,6 +16,7 @@ checker's verdict, and the messages themselves.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -24,14 +25,33 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
+from llm.budget import Budgeted, BudgetSpent
 from llm.cassette import RecordingModel, ReplayModel, for_child
 from llm.cli import copy_private, fresh_folder
-from llm.errors import CassetteError, ContextTooLong
+from llm.errors import (
+    AuthenticationFailed,
+    CassetteError,
+    ContextTooLong,
+    ModelError,
+    ModelNotFound,
+    ProviderUnavailable,
+    RateLimited,
+)
 from llm.spec import load_model
 from llm.tokens import estimate_request
 
 from . import figures
 from .tasks import Task, check, shown
+
+
+@dataclass
+class Limits:
+    """What a comparison allows each run, on top of its task's own turn limit: fewer
+    turns, a cap on every reply's output tokens, a total of input plus output tokens."""
+
+    max_turns: int | None = None
+    reply_tokens: int | None = None
+    total_tokens: int | None = None
 
 
 @dataclass
@@ -60,6 +80,9 @@ class Record:
     provenance: str  # scripted, recorded or live
     model: str
     solved: bool
+    # solved, not solved (both checked), or why the run could not finish: rate limited,
+    # provider error, window full, model error; `finished` tells the two kinds apart.
+    outcome: str
     verdict: str
     stop: str
     error: str
@@ -74,9 +97,40 @@ class Record:
     counts: dict[str, int]
     messages: list[Message] = field(repr=False)
     details: dict[str, Any] = field(default_factory=dict, repr=False)
+    # What was sent at every answered call of the run's own loop: see `sent_requests`.
+    requests: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        """The run reached its end and was checked; the others could not run to the end
+        (the model could not be reached), and are counted beside the solved rates."""
+        return self.outcome in CHECKED
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
+
+
+CHECKED = ("solved", "not solved")
+# What stopped a run that could not finish, by the error the model boundary raised.  A
+# run stopped by its token budget (--max-tokens-total) did finish: it spent what it was
+# given, as one stopped by --max-turns used its turns.
+UNFINISHED: tuple[tuple[type[ModelError], str], ...] = (
+    (RateLimited, "rate limited"),
+    (ContextTooLong, "window full"),
+    (ProviderUnavailable, "provider error"),
+    (AuthenticationFailed, "provider error"),
+    (ModelNotFound, "provider error"),
+)
+
+
+def outcome_of(failure: ModelError | None, solved: bool) -> str:
+    """How the run ended, for the tables: the error that stopped it, else the check."""
+    if failure is None or isinstance(failure, BudgetSpent):
+        return "solved" if solved else "not solved"
+    for kind, name in UNFINISHED:
+        if isinstance(failure, kind):
+            return name
+    return "model error"
 
 
 # --- where a run's model comes from ---------------------------------------------------
@@ -133,7 +187,8 @@ class Live:
         if self.record_to is None:
             return model, "live"
         path = cassette_path(self.record_to, job)
-        return RecordingModel(model, path, chapter=job.chapter, task=job.task.prompt), "recorded"
+        # Live, and kept: its replays say "recorded", the run itself was live.
+        return RecordingModel(model, path, chapter=job.chapter, task=job.task.prompt), "live"
 
 
 def cassette_path(folder: Path, job: Job) -> Path:
@@ -188,16 +243,27 @@ class Windowed:
 class Watched:
     """Reports every turn to `on_turn(turn, tokens so far, estimated)`; raises
     KeyboardInterrupt inside the run once `stopping` is set, so that a run in a worker
-    thread stops as a Ctrl-C stops one in the main thread."""
+    thread stops as a Ctrl-C stops one in the main thread.  It keeps the model error
+    the last call raised (`failure`): a run that stops on one is judged by it.  With
+    `reply_cap`, no reply may be longer than that many output tokens."""
 
-    def __init__(self, inner: Model, on_turn: OnTurn, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        inner: Model,
+        on_turn: OnTurn,
+        stopping: threading.Event,
+        reply_cap: int | None = None,
+    ) -> None:
         self.inner = inner
         self.name = inner.name
         self.on_turn = on_turn
         self.stopping = stopping
+        self.reply_cap = reply_cap
         self.turns = 0
         self.tokens = 0
         self.estimated = False
+        self.failure: ModelError | None = None
+        self.sent: list[tuple[str, str, list[str]]] = []  # system, tools, messages: as JSON
 
     def complete(
         self,
@@ -210,7 +276,18 @@ class Watched:
         if self.stopping.is_set():
             raise KeyboardInterrupt
         self.on_turn(self.turns + 1, self.tokens, self.estimated)
-        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+        if self.reply_cap:
+            max_tokens = min(max_tokens, self.reply_cap)
+        try:
+            reply = self.inner.complete(
+                system, messages, tools=tools, stop=stop, max_tokens=max_tokens
+            )
+        except ModelError as error:
+            self.failure = error
+            raise
+        self.failure = None  # chapter 4 compacts and tries again after a refusal
+        listed = [json.dumps(message, sort_keys=True) for message in messages]
+        self.sent.append((system, json.dumps(tools or [], sort_keys=True), listed))
         self.turns += 1
         self.tokens += reply.usage.input_tokens + reply.usage.output_tokens
         self.estimated = self.estimated or reply.usage.estimated
@@ -219,7 +296,41 @@ class Watched:
     def child(self, key: str) -> Watched:
         """A child agent's model (chapter 3): stopped by Ctrl-C too; its turns are not the
         run's turns, so the progress line keeps counting the parent's."""
-        return Watched(for_child(self.inner, key), _ignore, self.stopping)
+        return Watched(for_child(self.inner, key), _ignore, self.stopping, self.reply_cap)
+
+
+def sent_requests(sent: list[tuple[str, str, list[str]]], final: list[Message]) -> dict[str, Any]:
+    """Every answered request of a run, each part kept once, for the viewer's "what was
+    sent" folds: `systems` (each distinct system prompt), `tools` (each distinct list of
+    tool schemas), `extra` (messages sent that the run's final `messages` lack: chapter
+    4's trimmed results and summaries), and `calls`, one per request in order, each
+    `{"system": i, "tools": j, "messages": [k, …]}`.  A message index k below
+    len(messages) is the run's messages[k]; above, extra[k - len(messages)]."""
+    systems: dict[str, int] = {}
+    tools: dict[str, int] = {}
+    known = {json.dumps(message, sort_keys=True): index for index, message in enumerate(final)}
+    extra: dict[str, int] = {}
+    calls = []
+    for system, schemas, messages in sent:
+        refs = []
+        for text in messages:
+            if text in known:
+                refs.append(known[text])
+            else:
+                refs.append(len(final) + extra.setdefault(text, len(extra)))
+        calls.append(
+            {
+                "system": systems.setdefault(system, len(systems)),
+                "tools": tools.setdefault(schemas, len(tools)),
+                "messages": refs,
+            }
+        )
+    return {
+        "systems": list(systems),
+        "tools": [json.loads(schemas) for schemas in tools],
+        "extra": [json.loads(text) for text in extra],
+        "calls": calls,
+    }
 
 
 def answered_by(model: Model) -> str:
@@ -240,6 +351,7 @@ def run_job(
     window: int | None = None,
     on_turn: OnTurn | None = None,
     stopping: threading.Event | None = None,
+    limits: Limits | None = None,
 ) -> Record:
     """Run the job's chapter on a fresh copy of its task's workspace, then check the result.
 
@@ -249,17 +361,20 @@ def run_job(
     chapter = figures.chapter(job.chapter)
     workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
     copy_private(job.task.workspace, workdir)
+    limits = limits or Limits()
     opened, provenance = source.open(job)
-    model: Model = Watched(opened, on_turn or _ignore, stopping or threading.Event())
-    if window:
-        model = Windowed(model, window)
+    model: Model = Windowed(opened, window) if window else opened
+    if limits.total_tokens:
+        model = Budgeted(model, limits.total_tokens)
+    watched = Watched(model, on_turn or _ignore, stopping or threading.Event(), limits.reply_tokens)
+    max_turns = min(job.task.max_turns, limits.max_turns or job.task.max_turns)
     started = time.monotonic()
     try:
         result = chapter.run(
             job.task.prompt,
-            model=model,
+            model=watched,
             workdir=workdir,
-            max_turns=job.task.max_turns,
+            max_turns=max_turns,
             console=Console(quiet=True),
         )
     finally:
@@ -269,10 +384,16 @@ def run_job(
     if result.stop == "interrupted":
         if isinstance(opened, RecordingModel) and opened.replies:
             opened.path.unlink()  # a run cut short is not counted, so not kept to replay either
-        solved, verdict = False, "interrupted before it finished"
+        solved, verdict, outcome = False, "interrupted before it finished", "interrupted"
     else:
-        outcome = check(job.task, workdir, result.answer)
-        solved, verdict = outcome.solved, outcome.detail
+        failure = watched.failure if result.stop == "error" else None
+        outcome = outcome_of(failure, False)
+        if outcome in CHECKED:
+            checked = check(job.task, workdir, result.answer)
+            solved, verdict = checked.solved, checked.detail
+            outcome = outcome_of(failure, solved)
+        else:  # not checked: what is in the workspace is only what the run got to
+            solved, verdict = False, f"could not finish: {outcome}"
     usage = result.usage
     return Record(
         chapter=job.chapter,
@@ -281,6 +402,7 @@ def run_job(
         provenance=provenance,
         model=answered_by(opened),
         solved=solved,
+        outcome=outcome,
         verdict=verdict,
         stop=result.stop,
         error=result.error,
@@ -295,4 +417,5 @@ def run_job(
         counts=result.counts(),
         messages=result.messages,
         details=result.details(),
+        requests=sent_requests(watched.sent, result.messages),
     )

@@ -3,12 +3,16 @@
     python -m lab compare --html report.html            run the comparison, write the page
     python -m lab view records.json -o report.html      the page of records saved with --json
     python -m lab view records.json --lang zh           the same, labelled in Chinese
+    python -m lab view ana.json bo.json -o class.html   a class's records on one page
 
 A terminal shows one run after the other; a class wants turn 4 of chapter 3 next to
-turn 4 of chapter 2.  For each task the page has the comparison's table, a chart of
-the context at every turn, then one column per run and one row per turn: what the
-model wrote, each tool call with its result folded, and what the chapter's own idea
-did at that turn (a format error, a plan, a child agent, a compaction).
+turn 4 of chapter 2.  For each task the page has a chart of the context at every
+turn (the picture that tells the story, so it comes first), the comparison's tables,
+then one column per run and one row per turn: what was sent (folded), what the model
+wrote, each tool call with its result folded, and what the chapter's own idea did at
+that turn (a format error, a plan, a child agent, a compaction).  Two runs stand side
+by side when the page opens, the task's own chapter and the one before it; a tick
+brings in any other.
 
 The page is one file that fetches nothing: it opens from disk, travels by e-mail,
 and reads without JavaScript (the script only adds the keys and the "differences"
@@ -31,17 +35,21 @@ from pathlib import Path
 from string import Template
 from typing import Any, get_origin, get_type_hints
 
+from llm.console import content_text
+from llm.tokens import estimate_message, estimate_request, estimate_text, estimate_tool
 from v0_react_text.agent import INVENTED_NOTE
 from v0_react_text.parser import FinalAnswer, FormatError, parse
+from v4_memory.context import default_budget
+from v4_memory.prompt import TITLES
 
 from . import report
+from .plots import COLOURS
 from .runs import Record
 from .tasks import TaskError, load_task
 
 LIMIT = 4_000  # characters shown of one text (a tool's result, the model's reply)
 GLIMPSE = 100  # characters of a call's arguments shown on its folded line
-# Okabe and Ito's colours, told apart by colour-blind eyes too, darkest first; one per chapter.
-COLOURS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#7A5C00", "#56B4E9", "#444444"]
+GLANCE = 110  # characters of a message shown on its line in a "what was sent" fold
 PLAN_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 
 LABELS = {
@@ -85,9 +93,32 @@ LABELS = {
         "cut": "… {:,} more characters not shown",
         "scripted": "scripted cassette",
         "recorded": "recorded run",
-        "live": "live",
+        "live": "live run",
         "run": "run {}",
         "no runs": "No run finished: there is nothing to show.",
+        "pick": "Side by side:",
+        "pick note": "tick the runs to compare; the task's own chapter and the one before it "
+        "come first",
+        "window line": "context window",
+        "budget line": "chapter 4's budget",
+        "compacted": "compaction before turn {}",
+        "sent": "what was sent: {} messages, {} tokens",
+        "sent one": "what was sent: {} message, {} tokens",
+        "sent new": "{} new",
+        "sent rewritten": "rewritten since the turn before",
+        "system prompt": "system prompt",
+        "layer": "layer",
+        "tokens": "tokens",
+        "same as turn": "the same as at turn {}",
+        "tools offered": "tools offered",
+        "messages": "messages",
+        "new": "new",
+        "files": "records",
+        "could not finish": "could not finish",
+        "rate limited": "rate limited",
+        "provider error": "provider error",
+        "window full": "window full",
+        "model error": "model error",
     },
     "zh": {
         "title": "各章运行并排对照",
@@ -127,7 +158,29 @@ LABELS = {
         "cut": "……还有 {:,} 个字符未显示",
         "scripted": "手写的录像带",
         "recorded": "录制的运行",
-        "live": "在线",
+        "live": "在线运行",
+        "pick": "并排对照：",
+        "pick note": "勾选要对照的运行；任务所突出的那一章和它前一章排在最前",
+        "window line": "上下文窗口",
+        "budget line": "第 4 章的预算",
+        "compacted": "第 {} 轮之前压缩",
+        "sent": "发送的内容：{} 条消息，{} token",
+        "sent one": "发送的内容：{} 条消息，{} token",
+        "sent new": "新增 {} 条",
+        "sent rewritten": "与上一轮相比有改写",
+        "system prompt": "系统提示词",
+        "layer": "层",
+        "tokens": "token",
+        "same as turn": "与第 {} 轮相同",
+        "tools offered": "提供的工具",
+        "messages": "消息",
+        "new": "新增",
+        "files": "记录文件",
+        "could not finish": "未能跑完",
+        "rate limited": "被限流",
+        "provider error": "服务商出错",
+        "window full": "窗口已满",
+        "model error": "模型出错",
         "run": "第 {} 次",
         "no runs": "没有跑完的运行：没有可显示的内容。",
     },
@@ -380,7 +433,7 @@ def record_of(number: int, entry: Any) -> Record:
         raise ViewError(f"record {number} is not an object")
     values = {}
     for name, kind in RECORD_FIELDS.items():
-        if name not in entry and name != "details":
+        if name not in entry and name not in OPTIONAL:
             raise ViewError(f"record {number} has no field {name!r}")
         value = entry.get(name, {})
         if not isinstance(value, kind):
@@ -416,6 +469,7 @@ def expected_kind(hint: Any) -> type | tuple[type, ...]:
 
 
 RECORD_FIELDS = {name: expected_kind(hint) for name, hint in get_type_hints(Record).items()}
+OPTIONAL = ("details", "requests")  # a record may leave these out: a page without those parts
 
 
 def kind_name(kind: type | tuple[type, ...]) -> str:
@@ -433,21 +487,55 @@ class Column:
     label: str
     colour: str
     turns: list[Turn]
+    key: int = 0  # its number on the page, for the choice of columns shown side by side
+    shown: bool = True  # side by side when the page opens
 
 
-def columns_of(records: list[Record], words: dict[str, str]) -> list[Column]:
-    several = len({record.chapter for record in records}) < len(records)
+def columns_of(
+    records: list[Record], words: dict[str, str], sources: list[str] | None = None
+) -> list[Column]:
+    """A column per run, labelled by chapter, by run when a chapter has several, and by
+    records file when several were merged."""
+    labels = [chapter_label(record, words, records, sources, n) for n, record in enumerate(records)]
+    featured = featured_pair(records)
     columns = []
-    for record in records:
+    for key, (record, label) in enumerate(zip(records, labels, strict=True)):
         number = chapter_number(record.chapter)
-        label = f"{number} · {record.chapter}" if number is not None else record.chapter
-        if several:
-            label += " · " + words["run"].format(record.run)
         colour = COLOURS[(number or 0) % len(COLOURS)]
         done = record.stop == "done"
         turns = turns_of(record.messages, record.context_per_turn, record.details, done)
-        columns.append(Column(record, label, colour, turns))
+        shown = record.chapter in featured if featured else True
+        columns.append(Column(record, label, colour, turns, key, shown))
+    if not any(column.shown for column in columns):
+        for column in columns[:2]:
+            column.shown = True
     return columns
+
+
+def chapter_label(
+    record: Record, words: dict[str, str], records: list[Record], sources: list[str] | None, n: int
+) -> str:
+    number = chapter_number(record.chapter)
+    label = f"{number} · {record.chapter}" if number is not None else record.chapter
+    if sources and len(set(sources)) > 1:
+        label += f" · {sources[n]}"
+    runs = [(r.chapter, sources[i] if sources else "") for i, r in enumerate(records)]
+    if runs.count((record.chapter, sources[n] if sources else "")) > 1:
+        label += " · " + words["run"].format(record.run)
+    return label
+
+
+def featured_pair(records: list[Record]) -> set[str]:
+    """The chapters side by side when the page opens: the one the task brings out, and the
+    one before it (chapter 4's task: chapters 3 and 4), when the records have them."""
+    try:
+        chapter = load_task(records[0].task).brings_out
+    except (TaskError, IndexError):
+        return set()
+    number = chapter_number(chapter)
+    before = [r.chapter for r in records if number and chapter_number(r.chapter) == number - 1]
+    present = {r.chapter for r in records}
+    return {chapter, *before[:1]} if chapter in present else set()
 
 
 def chapter_number(chapter: str) -> int | None:
@@ -475,15 +563,66 @@ def render_page(document: dict[str, Any], lang: str = "en") -> str:
     """The whole page, as text: one section per task, in the order of the records."""
     words = LABELS[lang]
     records = records_of(document)
+    sources = sources_of(document, len(records))
     names = list(dict.fromkeys(record.task for record in records))
-    sections = [
-        task_section(name, [r for r in records if r.task == name], words, lang) for name in names
-    ]
+    window = document.get("window") if isinstance(document.get("window"), int) else None
+    sections = []
+    for name in names:
+        picked = [n for n, record in enumerate(records) if record.task == name]
+        runs = [records[n] for n in picked]
+        labels = [sources[n] for n in picked] if sources else None
+        sections.append(task_section(name, runs, words, lang, window, labels))
     body = header(document, records, words) + contents(names, words) + "".join(sections)
     if not records:  # a comparison stopped before its first run finished
         body += f'<p class="empty">{esc(words["no runs"])}</p>'
     title = words["title"] + words["colon"] + ", ".join(names)
     return TEMPLATE.substitute(lang=lang, title=esc(title), body=body, script_hash=SCRIPT_HASH)
+
+
+def sources_of(document: dict[str, Any], count: int) -> list[str] | None:
+    """The label of the records file each record came from, when several were merged."""
+    labels = document.get("sources")
+    if not isinstance(labels, list) or not labels:
+        return None
+    found = []
+    for entry in typed(document, "records", list)[:count]:
+        index = entry.get("source") if isinstance(entry, dict) else None
+        ok = isinstance(index, int) and 0 <= index < len(labels)
+        found.append(str(typed(labels[index], "label", str)) if ok else "")
+    return found
+
+
+def merge(documents: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Several records files (a class's, one per student) as one document: every record
+    keeps the label of its file in `source`, and the header lists each file."""
+    if len(documents) == 1:
+        return documents[0][1]
+    records = []
+    sources = []
+    for index, (label, document) in enumerate(documents):
+        entries = document.get("records")
+        if not isinstance(entries, list):
+            raise ViewError(f"{label} has no list of records")
+        records += [{**e, "source": index} if isinstance(e, dict) else e for e in entries]
+        sources.append(
+            {
+                "label": label,
+                "created_at": document.get("created_at"),
+                "model": document.get("model"),
+                "window": document.get("window"),
+                "interrupted": document.get("interrupted"),
+            }
+        )
+    windows = {source["window"] for source in sources}
+    return {
+        "format": report.FORMAT,
+        "created_at": max(str(source["created_at"] or "") for source in sources),
+        "model": None,
+        "window": windows.pop() if len(windows) == 1 else None,
+        "interrupted": any(source["interrupted"] for source in sources),
+        "sources": sources,
+        "records": records,
+    }
 
 
 def header(document: dict[str, Any], records: list[Record], words: dict[str, str]) -> str:
@@ -496,6 +635,12 @@ def header(document: dict[str, Any], records: list[Record], words: dict[str, str
         facts.append(esc(words["window"].format(document["window"])))
     if document.get("interrupted"):
         facts.append(esc(words["interrupted"]))
+    files = [source for source in typed(document, "sources", list) if isinstance(source, dict)]
+    if files:
+        listed_files = ", ".join(
+            f"{source.get('label', '')} ({source.get('model') or '—'})" for source in files
+        )
+        facts.append(esc(words["files"] + words["colon"] + listed_files))
     return (
         f'<header><h1>{esc(words["title"])}</h1><p class="facts">{" · ".join(facts)}</p>'
         f'<p class="controls" id="controls" hidden><button type="button" id="differences" '
@@ -519,18 +664,49 @@ def anchor(task: str) -> str:
     return "task-" + re.sub(r"[^A-Za-z0-9_-]", "-", task)
 
 
-def task_section(name: str, records: list[Record], words: dict[str, str], lang: str) -> str:
-    columns = columns_of(records, words)
+def task_section(
+    name: str,
+    records: list[Record],
+    words: dict[str, str],
+    lang: str,
+    window: int | None = None,
+    sources: list[str] | None = None,
+) -> str:
+    """A task: its prompt, the chart that tells its story, the choice of runs side by side,
+    the tables, and the runs turn by turn."""
+    columns = columns_of(records, words, sources)
     peak = max((t.context or 0 for c in columns for t in c.turns), default=0) or 1
     parts = [
         task_heading(name, words),
         task_prompt(records, words),
+        context_chart(columns, peak, words, window),
         summary_table(records, lang),
-        not_solved(records, words),
-        context_chart(columns, peak, words),
+        not_solved(records, words, sources),
+        picker(name, columns, words),
         runs_table(name, columns, peak, words),
     ]
     return f'<section class="task" id="{anchor(name)}">{"".join(parts)}</section>'
+
+
+def unfinished(record: Record, words: dict[str, str]) -> str:
+    """What stopped a run before it could finish, in the page's language."""
+    return words["could not finish"] + words["colon"] + words.get(record.outcome, record.outcome)
+
+
+def picker(name: str, columns: list[Column], words: dict[str, str]) -> str:
+    """The runs that stand side by side: a box per run; the script applies the choice, and
+    without it every run is shown."""
+    if len(columns) < 2:
+        return ""
+    boxes = "".join(
+        f'<label style="--c:{column.colour}"><input type="checkbox" data-column="{column.key}"'
+        f"{' checked' if column.shown else ''}> {esc(column.label)}</label>"
+        for column in columns
+    )
+    return (
+        f'<fieldset class="picker" hidden title="{esc(words["pick note"])}">'
+        f"<legend>{esc(words['pick'])}</legend>{boxes}</fieldset>"
+    )
 
 
 def task_heading(name: str, words: dict[str, str]) -> str:
@@ -560,21 +736,40 @@ def task_prompt(records: list[Record], words: dict[str, str]) -> str:
 
 
 def summary_table(records: list[Record], lang: str) -> str:
-    """The terminal's table, from the same cells."""
-    headers, rows = report.table_cells(records, wall=True, lang=lang)
-    head = "".join(f"<th>{esc(cell)}</th>" for cell in headers)
-    body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="summary"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    """The terminal's two tables, from the same cells: the shared columns, then each
+    chapter's own counts, side by side within the page's width."""
+    tables = []
+    for kind, (headers, rows) in [
+        ("summary", report.table_cells(records, wall=True, lang=lang)),
+        ("counts", report.counts_cells(records, lang)),
+    ]:
+        if not rows:
+            continue
+        head = "".join(f"<th>{esc(cell)}</th>" for cell in headers)
+        body = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+        tables.append(
+            f'<table class="{kind}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        )
+    return f'<div class="tables">{"".join(tables)}</div>'
 
 
-def not_solved(records: list[Record], words: dict[str, str]) -> str:
+def not_solved(
+    records: list[Record], words: dict[str, str], sources: list[str] | None = None
+) -> str:
     lines = []
-    for record in records:
+    runs = [(r.chapter, sources[n] if sources else "") for n, r in enumerate(records)]
+    several = len(set(runs)) < len(runs)
+    for n, record in enumerate(records):
         if record.solved:
             continue
         colon = words["colon"]
-        line = esc(record.chapter + colon + words["not solved"] + colon)
-        line += f"<code>{esc(record.verdict)}</code>"
+        which = record.chapter + (" · " + words["run"].format(record.run) if several else "")
+        which += f" · {sources[n]}" if sources and len(set(sources)) > 1 else ""
+        if record.finished:
+            line = esc(which + colon + words["not solved"] + colon)
+            line += f"<code>{esc(record.verdict)}</code>"
+        else:
+            line = esc(which + colon + unfinished(record, words))
         if record.error:
             line += esc(words["semicolon"] + words["error"] + colon)
             line += f"<code>{esc(record.error)}</code>"
@@ -582,11 +777,23 @@ def not_solved(records: list[Record], words: dict[str, str]) -> str:
     return f'<ul class="verdicts">{"".join(lines)}</ul>' if lines else ""
 
 
-def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> str:
-    """Context per turn, one line per run, on the scale the bars of the columns share."""
-    width, height, left, right, top, bottom = 960, 260, 80, 20, 16, 48
+def context_chart(
+    columns: list[Column], peak: int, words: dict[str, str], window: int | None = None
+) -> str:
+    """Context per turn, one line per run, on the scale the bars of the columns share; the
+    window (`--window`) and chapter 4's budget drawn across, its compactions marked."""
+    width, height, left, right, top, bottom = 960, 240, 80, 20, 16, 48
     turns = max((len(c.turns) for c in columns), default=1)
-    scale = nice_ceiling(peak)
+    budgets = {budget_of(c.record) for c in columns if c.record.chapter.startswith("v4")}
+    limits = [(window, "window", words["window line"])] if window else []
+    # The budget is drawn where the runs come near it; on a short task it would only
+    # flatten every line at the bottom of the chart.
+    limits += [
+        (budget, "budget", words["budget line"])
+        for budget in sorted(b for b in budgets if b)
+        if peak >= budget / 2
+    ]
+    scale = nice_ceiling(max([peak, *(value for value, _, _ in limits)]))
 
     def x(turn: int) -> float:
         return left + (turn - 1) * (width - left - right) / max(turns - 1, 1)
@@ -612,6 +819,12 @@ def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> st
         f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">'
         f"{esc(words['turn'])}</text>"
     )
+    for value, kind, label in limits:
+        grid.append(
+            f'<line class="limit {kind}" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" '
+            f'y2="{y(value):.1f}"/><text class="limit" x="{width - right - 4}" '
+            f'y="{y(value) - 6:.1f}" text-anchor="end">{esc(label)} {value:,}</text>'
+        )
     lines = [chart_line(column, x, y, words) for column in columns]
     legend = "".join(
         f'<li><span class="swatch" style="background:{c.colour}"></span>{esc(c.label)}</li>'
@@ -625,6 +838,16 @@ def context_chart(columns: list[Column], peak: int, words: dict[str, str]) -> st
     )
 
 
+def budget_of(record: Record) -> int | None:
+    """The budget chapter 4 kept its requests in: from the model it talked to, as the
+    chapter works it out (a replay's fixed budget, or the live model's window)."""
+    replayed = record.provenance in ("scripted", "recorded")
+    try:
+        return default_budget("replay:" if replayed else record.model)
+    except (TypeError, ValueError):
+        return None
+
+
 def chart_line(column: Column, x: Any, y: Any, words: dict[str, str]) -> str:
     points = [(t.number, t.context) for t in column.turns if t.context is not None]
     if not points:
@@ -636,7 +859,23 @@ def chart_line(column: Column, x: Any, y: Any, words: dict[str, str]) -> str:
         f"{esc(words['point'].format(column.label, n, tokens(v, estimated)))}</title></circle>"
         for n, v in points
     )
-    return f'<g style="--c:{column.colour}"><polyline points="{path}"/>{dots}</g>'
+    at = dict(points)
+    marks = "".join(
+        f'<path class="compaction" d="M{x(n):.1f},{y(at[n]) - 14:.1f} l-7,-12 h14 z">'
+        f"<title>{esc(column.label + ': ' + words['compacted'].format(n))}</title></path>"
+        for n in compaction_turns(column)
+        if n in at
+    )
+    return (
+        f'<g style="--c:{column.colour}" data-column="{column.key}">'
+        f'<polyline points="{path}"/>{dots}{marks}</g>'
+    )
+
+
+def compaction_turns(column: Column) -> list[int]:
+    """The turns chapter 4 compacted its context before (`details.compactions`)."""
+    entries = listed(column.record.details, "compactions")
+    return sorted({entry["turn"] for entry in entries})
 
 
 def nice_ceiling(value: int) -> int:
@@ -653,44 +892,202 @@ def runs_table(name: str, columns: list[Column], peak: int, words: dict[str, str
     head = f'<th class="number">{esc(words["turn"])}</th>' + "".join(
         column_heading(column, words) for column in columns
     )
+    sent = {column.key: requests_html(column, words) for column in columns}
     rows = []
     for number in range(1, max(len(c.turns) for c in columns) + 1):
         present = [c.turns[number - 1] for c in columns if number <= len(c.turns)]
         same = len(columns) > 1 and len(present) == len(columns)
         same = same and len({turn.signature for turn in present}) == 1
-        cells = "".join(turn_cell(column, number, peak, words) for column in columns)
+        cells = "".join(
+            turn_cell(column, number, peak, words, sent[column.key]) for column in columns
+        )
         rows.append(
             f'<tr class="turn{" same" if same else ""}" id="{anchor(name)}-turn-{number}">'
             f'<th class="number">{number}</th>{cells}</tr>'
         )
     return (
-        f'<table class="runs"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f'<div class="runs-wrap"><table class="runs" style="--n:{len(columns)}"><thead><tr>'
+        f"{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
 def column_heading(column: Column, words: dict[str, str]) -> str:
     record = column.record
     verdict = "✓" if record.solved else "✗ " + words["not solved"]
+    if not record.finished:
+        verdict = "✗ " + unfinished(record, words)
     source = words.get(record.provenance, record.provenance)
     label = f'<span class="label">{esc(column.label)}</span>'
     return (
-        f'<th class="run" style="--c:{column.colour}">{label}'
+        f'<th class="run" data-column="{column.key}" style="--c:{column.colour}">{label}'
         f'<span class="verdict {"solved" if record.solved else "failed"}">{esc(verdict)}</span>'
         f"<small>{esc(record.stop)} · {esc(source)} · <code>{esc(record.model)}</code></small></th>"
     )
 
 
-def turn_cell(column: Column, number: int, peak: int, words: dict[str, str]) -> str:
+def turn_cell(
+    column: Column, number: int, peak: int, words: dict[str, str], sent: list[str] | None = None
+) -> str:
+    where = f'data-column="{column.key}" style="--c:{column.colour}"'
     if number > len(column.turns):
-        return f'<td class="ended" style="--c:{column.colour}">{esc(words["ended"])}</td>'
-    body = turn_body(column.turns[number - 1], column.record.estimated, peak, words)
-    return f'<td style="--c:{column.colour}">{body}</td>'
+        return f'<td class="ended" {where}>{esc(words["ended"])}</td>'
+    request = sent[number - 1] if sent and number <= len(sent) else ""
+    body = turn_body(column.turns[number - 1], column.record.estimated, peak, words, request)
+    return f"<td {where}>{body}</td>"
 
 
-def turn_body(turn: Turn, estimated: bool, peak: int, words: dict[str, str]) -> str:
-    """Everything of one turn: what came before the call, the call's context, the reply,
-    its tool calls, and what the loop did after it."""
-    parts = [event_html(event, words) for event in turn.before]
+# --- what was sent at every turn --------------------------------------------------------------
+
+
+def requests_html(column: Column, words: dict[str, str]) -> list[str]:
+    """A fold per answered call of the run: the request as the model received it.
+
+    The system prompt (by layer, for chapter 4) and the tool schemas are written out
+    where they first appear or change, and otherwise named with their sizes, so the
+    page grows by a line per message and turn, not by the whole conversation again."""
+    requests = typed(column.record.requests, "calls", list)
+    systems = typed(column.record.requests, "systems", list)
+    toolsets = typed(column.record.requests, "tools", list)
+    pool = [*column.record.messages, *typed(column.record.requests, "extra", list)]
+    folds = []
+    before: dict[str, Any] = {}
+    for number, call in enumerate(requests, 1):
+        if not isinstance(call, dict):
+            folds.append("")
+            continue
+        system = pick(systems, call.get("system"), str)
+        tools = [t for t in pick(toolsets, call.get("tools"), list) if isinstance(t, dict)]
+        refs = [
+            r for r in typed(call, "messages", list) if isinstance(r, int) and 0 <= r < len(pool)
+        ]
+        messages = [pool[r] for r in refs if readable(pool[r])]
+        folds.append(request_html(number, system, tools, refs, messages, before, words))
+        before = {
+            "number": number, "system": system, "tools": tools, "refs": refs,
+            "system at": before.get("system at") if before.get("system") == system else number,
+            "tools at": before.get("tools at") if before.get("tools") == tools else number,
+        }  # fmt: skip
+    return folds
+
+
+def readable(message: Any) -> bool:
+    """A message the fold can show and size: a role, and text or a list of blocks."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        return False
+    content = message.get("content")
+    return isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(block, dict) for block in content)
+    )
+
+
+def pick(pool: list[Any], index: Any, kind: type) -> Any:
+    """pool[index] if there is such an entry of that kind, else an empty one."""
+    ok = isinstance(index, int) and 0 <= index < len(pool) and isinstance(pool[index], kind)
+    return pool[index] if ok else kind()
+
+
+def request_html(
+    number: int,
+    system: str,
+    tools: list[dict[str, Any]],
+    refs: list[int],
+    messages: list[dict[str, Any]],
+    before: dict[str, Any],
+    words: dict[str, str],
+) -> str:
+    known = set(before.get("refs", []))
+    new = [ref not in known for ref in refs]
+    kept = before.get("refs", [])
+    rewritten = bool(kept) and refs[: len(kept)] != kept
+    sizes = [estimate_message(message) for message in messages]
+    total = estimate_request(system, messages, tools)  # the figure the turn's bar shows
+    summary = words["sent" if len(messages) != 1 else "sent one"].format(
+        len(messages), f"≈{total:,}"
+    )
+    if before:
+        summary += " · " + words["sent new"].format(sum(new))
+    if rewritten:
+        summary += " · " + words["sent rewritten"]
+    parts = [
+        system_html(system, before, words),
+        tools_html(tools, before, words),
+        f'<h4>{esc(words["messages"])}</h4><ol class="sent">',
+    ]
+    for message, size, fresh in zip(messages, sizes, new, strict=False):
+        glance = " ".join(content_text(message.get("content", "")).split())
+        glance = glance if len(glance) <= GLANCE else glance[:GLANCE] + "…"
+        if before and not fresh:  # its words are in the fold of the turn that first sent it
+            glance = ""
+        mark = f'<span class="new-mark">{esc(words["new"])}</span> ' if fresh and before else ""
+        parts.append(
+            f'<li class="{"new" if fresh and before else ""}">{mark}'
+            f'<span class="role">{esc(str(message.get("role", "")))}</span> '
+            f'<span class="size">≈{size:,}</span> {esc(glance)}</li>'
+        )
+    parts.append("</ol>")
+    return f'<details class="request"><summary>{esc(summary)}</summary>{"".join(parts)}</details>'
+
+
+def layers_of(system: str) -> list[tuple[str, str]]:
+    """Chapter 4's prompt by layer (each starts with its heading, `# Identity`, …); any
+    other prompt is one part."""
+    headings = {f"# {title}": name for name, title in TITLES.items()}
+    parts: list[tuple[str, list[str]]] = []
+    for paragraph in system.split("\n\n"):
+        first = paragraph.split("\n", 1)[0]
+        if first in headings or not parts:
+            parts.append((headings.get(first, ""), [paragraph]))
+        else:
+            parts[-1][1].append(paragraph)
+    found = [(name, "\n\n".join(texts)) for name, texts in parts]
+    return found if any(name for name, _ in found) else [("", system)]
+
+
+def system_html(system: str, before: dict[str, Any], words: dict[str, str]) -> str:
+    layers = layers_of(system)
+    same = before and before.get("system") == system
+    title = f"{words['system prompt']} ≈{estimate_text(system):,} {words['tokens']}"
+    if same:
+        title += " · " + words["same as turn"].format(before["system at"])
+    if len(layers) == 1:
+        body = "" if same else f"<pre>{shown(system, words)}</pre>"
+        return f"<h4>{esc(title)}</h4>{body}"
+    rows = []
+    for name, text in layers:
+        size = f"≈{estimate_text(text):,}"
+        cell = (
+            esc(name)
+            if same
+            else f"<details><summary>{esc(name)}</summary><pre>{shown(text, words)}</pre></details>"
+        )
+        rows.append(f'<tr><td>{cell}</td><td class="size">{size}</td></tr>')
+    head = f"<tr><th>{esc(words['layer'])}</th><th>{esc(words['tokens'])}</th></tr>"
+    return f'<h4>{esc(title)}</h4><table class="layers">{head}{"".join(rows)}</table>'
+
+
+def tools_html(tools: list[dict[str, Any]], before: dict[str, Any], words: dict[str, str]) -> str:
+    same = before and before.get("tools") == tools
+    total = sum(map(estimate_tool, tools))
+    title = f"{words['tools offered']} ({len(tools)}) ≈{total:,} {words['tokens']}"
+    if same:
+        names = ", ".join(str(tool.get("name", "")) for tool in tools)
+        title += " · " + words["same as turn"].format(before["tools at"])
+        return f'<h4>{esc(title)}</h4><p class="tools">{esc(names)}</p>'
+    items = "".join(
+        f"<li><details><summary>{esc(str(tool.get('name', '')))} "
+        f'<span class="size">≈{estimate_tool(tool):,}</span></summary>'
+        f"<pre>{shown(json.dumps(tool, ensure_ascii=False, indent=1), words)}</pre></details></li>"
+        for tool in tools
+    )
+    return f'<h4>{esc(title)}</h4><ul class="tools">{items}</ul>'
+
+
+def turn_body(
+    turn: Turn, estimated: bool, peak: int, words: dict[str, str], request: str = ""
+) -> str:
+    """Everything of one turn: what came before the call, what the call sent (`request`,
+    folded), the call's context, the reply, its tool calls, and what the loop did after."""
+    parts = [event_html(event, words) for event in turn.before] + [request]
     if turn.context is not None:
         parts.append(
             f'<div class="context"><span class="bar"><span style="width:'
@@ -800,19 +1197,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lab view",
         description="Write one HTML page of saved records: the chapters side by side, turn by "
-        "turn. It needs no server and fetches nothing.",
+        "turn. Several records files (a class's, one per student) make one page, each run "
+        "labelled with its file. It needs no server and fetches nothing.",
     )
     parser.add_argument(
-        "records", type=Path, metavar="RECORDS.json", help="written by python -m lab compare --json"
+        "records",
+        type=Path,
+        nargs="+",
+        metavar="RECORDS.json",
+        help="written by python -m lab compare --json",
     )
     parser.add_argument(
         "-o", "--output", type=Path, metavar="FILE", help="the page (default: RECORDS.html)"
     )
+    parser.add_argument(
+        "--label",
+        action="append",
+        metavar="NAME",
+        help="the name of each records file on the page, in order (default: the file's name)",
+    )
     parser.add_argument("--lang", choices=LANGS, default="en", help="the page's labels")
     args = parser.parse_args(argv)
-    output = args.output or args.records.with_suffix(".html")
+    labels = args.label or [path.stem for path in args.records]
+    output = args.output or args.records[0].with_suffix(".html")
     try:
-        write_page(output, load_document(args.records), lang=args.lang)
+        if len(labels) != len(args.records):
+            raise ViewError(
+                f"{len(labels)} --label for {len(args.records)} records files: give one each"
+            )
+        if len(set(labels)) < len(labels):
+            raise ViewError("two records files have the same label: name them with --label")
+        documents = [load_document(path) for path in args.records]
+        write_page(output, merge(list(zip(labels, documents, strict=True))), lang=args.lang)
     except ViewError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .budget import Budgeted
 from .cassette import RecordingModel, ReplayModel, read_cassette
-from .console import Console, counted, shown_path
+from .console import Console, Stepping, counted, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult, tool_uses
 from .spec import load_model, read_env_file, redirected_keys
@@ -103,6 +104,18 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
         action="store_true",
         help="with a replay: stop if a request differs from the one the cassette recorded",
     )
+    parser.add_argument(
+        "--step",
+        action="store_true",
+        help="pause before each model call: show what is about to be sent and wait for Enter "
+        "(r: the whole request, c: run to the end)",
+    )
+    parser.add_argument(
+        "--max-tokens-total",
+        metavar="N",
+        type=int,
+        help="stop the run cleanly once it has used N tokens, input plus output",
+    )
     if chapter.flags:
         chapter.flags(parser)
     return parser
@@ -162,6 +175,8 @@ def check_arguments(args: argparse.Namespace) -> None:
         raise UsageError(f"--workdir {args.workdir} is not a folder")
     if args.max_turns < 1:
         raise UsageError("--max-turns must be 1 or more")
+    if args.max_tokens_total is not None and args.max_tokens_total < 1:
+        raise UsageError("--max-tokens-total must be 1 or more")
 
 
 def load_env_file() -> str | None:
@@ -220,6 +235,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         )
     if args.demo:
         check_demo_replay(chapter, task, model)
+    recorder = model
+    model = bounded(model, args)
     try:
         workdir = _copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
         # The keyword arguments of every run: the model, and what the chapter adds.
@@ -239,8 +256,18 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
     finally:  # however the run ended: done, error, Ctrl-C, or the prompt left
-        if isinstance(model, RecordingModel):
-            _save_recording(model, console)
+        if isinstance(recorder, RecordingModel):
+            _save_recording(recorder, console)
+
+
+def bounded(model: Model, args: argparse.Namespace) -> Model:
+    """The model with what --max-tokens-total and --step add around it (outside any
+    recording, which keeps the provider's replies as they came)."""
+    if args.max_tokens_total:
+        model = Budgeted(model, args.max_tokens_total)
+    if args.step:
+        model = Stepping(model)
+    return model
 
 
 def _demo_task_and_model(

@@ -163,3 +163,131 @@ def shown_path(path: Path) -> str:
 
 def _is_terminal(stream: TextIO) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
+
+
+# --- --step: one model call at a time ---------------------------------------------------
+
+STEP_KEYS = "Enter: send it · r: show the whole request · c: run to the end"
+
+
+class Stepping:
+    """A model that waits for a key before each call (`--step`): a learner sees what is
+    about to be sent, how big it is and what was added since the call before, before
+    it goes.
+
+    Keys are read a line at a time from `keys` (stdin): Enter sends the request, `r`
+    shows it whole (system prompt, tools, every message) and asks again, `c` runs to
+    the end without pausing.  Input that ends (a closed pipe, `< /dev/null`) runs to
+    the end too, saying so once, so a script can step through the first calls and let
+    the rest run.  What it shows is made visible as every tool result is (ESC as \\x1b).
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        keys: TextIO | None = None,
+        out: TextIO | None = None,
+        label: str = "",
+        running: list[bool] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.keys = keys or sys.stdin
+        self.out = out or sys.stdout
+        self.label = label  # a child agent's, so its pauses are told apart from the parent's
+        self.running = running if running is not None else [False]  # shared with children
+        self.sent: list[Any] | None = None  # the messages of the call before
+
+    def complete(
+        self,
+        system: str,
+        messages: list[Any],
+        tools: list[dict] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Any:
+        if not self.running[0]:
+            self._pause(system, messages, tools)
+        self.sent = [dict(message) for message in messages]
+        return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+
+    def child(self, key: str) -> Stepping:
+        """A child agent's model (chapter 3) pauses too, labelled; `c` runs them all."""
+        make = getattr(self.inner, "child", None)
+        inner = make(key) if callable(make) else self.inner
+        return Stepping(inner, self.keys, self.out, f"{self.label}child {key} · ", self.running)
+
+    def _pause(self, system: str, messages: list[Any], tools: list[dict] | None) -> None:
+        self._write(self._summary(system, messages, tools))
+        while True:
+            self._write(f"[{STEP_KEYS}] ", end="")
+            line = self.keys.readline()
+            if not _is_terminal(self.keys):  # keys from a pipe were not echoed: show them
+                self._write(line.strip() or "(Enter)")
+            if not line:  # the input ended: nothing will ever press Enter
+                self._write("\n(no more input: running to the end)")
+                self.running[0] = True
+                return
+            key = line.strip().lower()
+            if key == "r":
+                self._write(whole_request(system, messages, tools))
+            elif key == "c":
+                self.running[0] = True
+                return
+            elif not key:
+                return
+
+    def _summary(self, system: str, messages: list[Any], tools: list[dict] | None) -> str:
+        from .tokens import estimate_message, estimate_request
+
+        size = estimate_request(system, messages, tools)
+        head = (
+            f"── {self.label}about to send: {len(messages)} message"
+            f"{'' if len(messages) == 1 else 's'}, ≈{size:,} tokens "
+            f"(system prompt {len(system):,} characters, {len(tools or [])} tools)"
+        )
+        before = self.sent
+        if before is None:
+            return head + "\n   the first call: everything is new"
+        if messages[: len(before)] == before:
+            added = messages[len(before) :]
+            lines = [f"   added since the last call: {len(added)}"]
+        else:  # chapter 4 compacted, or a reminder rewrote a message: not a plain append
+            added = messages
+            lines = [f"   the messages were rewritten since the last call ({len(before)} before)"]
+        for message in added:
+            glimpse = " ".join(content_text(message["content"]).split())[:70]
+            tokens = estimate_message(message)
+            lines.append(f"   + {message['role']:<9} ≈{tokens:>6,} tokens  {glimpse}")
+        return "\n".join([head, *lines])
+
+    def _write(self, text: str, end: str = "\n") -> None:
+        with Console._lock:
+            print(visible(text), end=end, file=self.out, flush=True)
+
+
+def content_text(content: Any) -> str:
+    """A message's content as one text: its words, each tool call, each tool result."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "tool_use":
+            parts.append(
+                f"{block.get('name')}({json.dumps(block.get('input'), ensure_ascii=False)})"
+            )
+        elif block.get("type") == "tool_result":
+            result = block.get("content", "")
+            parts.append(result if isinstance(result, str) else json.dumps(result))
+    return " ".join(parts)
+
+
+def whole_request(system: str, messages: list[Any], tools: list[dict] | None) -> str:
+    """The request as the model receives it: system prompt, tools offered, every message."""
+    tool_names = ", ".join(tool["name"] for tool in tools or []) or "none"
+    parts = [f"── system prompt\n{system}", f"── tools: {tool_names}"]
+    for number, message in enumerate(messages, 1):
+        parts.append(f"── message {number}: {message['role']}\n{content_text(message['content'])}")
+    return "\n".join(parts) + "\n── end of the request"

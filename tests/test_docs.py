@@ -34,6 +34,8 @@ CHAPTER_FLAGS = {
     "--demo",
     "--strict",
     "--copy-demo",
+    "--step",
+    "--max-tokens-total",
     "--help",
     "-h",
 }

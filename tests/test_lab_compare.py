@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from lab import compare
+from lab import compare, plots, view
 from lab.__main__ import main as lab_main
 from lab.progress import Progress
-from lab.report import wilson
+from lab.report import width, wilson
 from lab.runs import Job, Scripted, run_job
 from lab.tasks import featured_names, load_task
 from llm import Model, Reply
@@ -33,25 +33,29 @@ COUNTS = [
     "format errors", "invented observations", "plan updates", "reminders", "children",
     "compactions",
 ]  # fmt: skip
-COLUMNS = ["chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out"]
+COLUMNS = ["chapter", "solved", "stop", "turns", "calls", "tokens in", "tokens out"]
 COLUMNS += ["peak context", "wall"]
 RECORD_FIELDS = {
-    "chapter", "task", "run", "provenance", "model", "solved", "verdict", "stop", "error",
-    "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
-    "context_per_turn", "wall_s", "counts", "messages", "details",
+    "chapter", "task", "run", "provenance", "model", "solved", "outcome", "verdict", "stop",
+    "error", "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
+    "context_per_turn", "wall_s", "counts", "messages", "details", "requests",
 }  # fmt: skip
 
 
-def tables_of(output: str) -> dict[str, list[list[str]]]:
-    """Each task's table as rows of stripped cells, by task name (from its heading)."""
+def tables_of(output: str, which: int = 0) -> dict[str, list[list[str]]]:
+    """Each task's first table (`which=1`: its table of counts) as rows of stripped cells,
+    by task name (from its heading)."""
     found: dict[str, list[list[str]]] = {}
-    task = ""
+    task, table, inside = "", -1, False
     for line in output.splitlines():
-        heading = re.match(r"([\w-]+): .* \(brings out chapter", line)
+        heading = re.match(r"([\w-]+): .* \(brings out v\d", line)
         if heading:
-            task = heading.group(1)
+            task, table = heading.group(1), -1
             found[task] = []
-        elif line.startswith("| ") and not line.startswith("| -"):
+        if line.startswith("| ") and not inside:
+            table += 1
+        inside = line.startswith("| ")
+        if inside and table == which and not line.startswith("| -"):
             found[task].append([cell.strip() for cell in line.strip("|").split("|")])
     return found
 
@@ -78,23 +82,38 @@ def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_offline_every_featured_task_is_solved_by_every_chapter(offline: dict) -> None:
-    tables = tables_of(offline["stdout"])
+    tables, counts = tables_of(offline["stdout"]), tables_of(offline["stdout"], which=1)
     assert list(tables) == featured_names() == ["one-bug", "several-steps", "wide-reading",
                                                   "long-task"]  # fmt: skip
     for task, rows in tables.items():
         header, *chapters = rows
-        assert header[: len(COLUMNS)] == COLUMNS
-        assert header[len(COLUMNS) :] == COUNTS
-        assert [row[0] for row in chapters] == [f"{c[1]} · {c}" for c in CHAPTERS], task
+        assert header == COLUMNS
+        assert [row[0] for row in chapters] == CHAPTERS, task
         assert all(row[1] == "yes" and row[2] == "done" for row in chapters), task
         assert all(row[5].startswith("≈") for row in chapters), "scripted tokens are estimates"
-        counted = [row[len(COLUMNS) :] for row in chapters]
+        assert counts[task][0] == ["its own counts", "v0", "v1", "v2", "v3", "v4"]
+        assert [row[0] for row in counts[task][1:]] == COUNTS
+        counted = [list(column) for column in zip(*(r[1:] for r in counts[task][1:]), strict=True)]
         assert counted[1] == ["—"] * 6, "chapter 1 counts nothing of its own"
         assert counted[2][:2] + counted[2][4:] == ["—"] * 4, "chapter 2 counts plans only"
         assert "—" not in counted[3][2:5] and counted[3][:2] + counted[3][5:] == ["—"] * 3, task
         assert "—" not in counted[4][2:] and counted[4][:2] == ["—"] * 2, task
     assert offline["stdout"].startswith("offline: scripted cassettes, each a plausible run")
     assert "not run, nothing to replay" not in offline["stdout"]
+
+
+def test_the_tables_speak_chinese_with_lang_zh(capsys: pytest.CaptureFixture[str]) -> None:
+    assert compare.main(["--task", "one-bug", "--chapters", "v0,v2", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert tables_of(out)["one-bug"][0][:3] == ["章", "解决", "结束方式"]
+    assert tables_of(out)["one-bug"][1][:2] == ["v0_react_text", "是"]
+    assert tables_of(out, which=1)["one-bug"][0] == ["各章自己的计数", "v0", "v2"]
+    assert tables_of(out, which=1)["one-bug"][1][0] == "格式错误"
+    assert max(width(line) for line in out.splitlines()) <= 100
+
+
+def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
+    assert max(width(line) for line in offline["stdout"].splitlines()) <= 100
 
 
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
@@ -108,7 +127,7 @@ def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
 def test_json_records_have_the_documented_format(offline: dict) -> None:
     data = offline["json"]
     assert list(data) == ["format", "created_at", "model", "window", "interrupted", "records"]
-    assert data["format"] == "lab-records/1"
+    assert data["format"] == "lab-records/2"
     assert (data["model"], data["window"], data["interrupted"]) == (None, None, False)
     records = data["records"]
     assert [(r["task"], r["chapter"]) for r in records] == [
@@ -117,7 +136,7 @@ def test_json_records_have_the_documented_format(offline: dict) -> None:
     for record in records:
         assert set(record) == RECORD_FIELDS
         assert record["provenance"] == "scripted" and record["estimated"] is True
-        assert record["solved"] is True and record["run"] == 1
+        assert record["solved"] is True and record["run"] == 1 and record["outcome"] == "solved"
         assert len(record["context_per_turn"]) == record["turns"]
         assert record["peak_context"] == max(record["context_per_turn"])
         children = record["details"].get("children", [])
@@ -129,6 +148,13 @@ def test_json_records_have_the_documented_format(offline: dict) -> None:
             "role": "user",
             "content": load_task(record["task"]).prompt,
         }
+        sent = record["requests"]
+        assert len(sent["calls"]) == record["turns"], "a request for every answered call"
+        assert sent["calls"][0]["messages"] == [0], "the first call sends the task alone"
+        pool = record["messages"] + sent["extra"]
+        for call in sent["calls"]:
+            assert all(0 <= ref < len(pool) for ref in call["messages"])
+            assert sent["systems"][call["system"]] and sent["tools"][call["tools"]] is not None
     v0 = records[0]
     assert v0["counts"] == {"format errors": 1, "invented observations": 1}
     assert v0["verdict"] == "all 8 hidden tests pass"
@@ -244,8 +270,8 @@ def test_a_small_window_stops_chapters_0_to_2_on_the_long_task_but_not_3_or_4(
     assert compacting.peak_context <= 16_000
     assert [record.chapter for record in keeping] == CHAPTERS[:3]
     for record in keeping:
-        assert not record.solved and record.stop == "error"
-        assert record.verdict == "stuck.txt is missing from the workspace"
+        assert not record.solved and record.stop == "error" and not record.finished
+        assert record.outcome == "window full" and record.verdict == "could not finish: window full"
         assert "the context window is 16,000 (--window)" in record.error
         assert record.peak_context <= 16_000, "every request the model answered fitted"
     assert delegating.chapter == "v3_subagents"
@@ -336,8 +362,8 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
 
     rows = tables_of(live)["one-bug"]
     half, full = wilson(1, 2), wilson(2, 2)
-    assert rows[1][1] == f"1/2 · 50% ({half[0]:.0%}–{half[1]:.0%})" == "1/2 · 50% (9%–91%)"
-    assert rows[2][1] == f"2/2 · 100% ({full[0]:.0%}–{full[1]:.0%})" == "2/2 · 100% (34%–100%)"
+    assert rows[1][1] == f"1/2 ({half[0] * 100:.0f}–{half[1]:.0%})" == "1/2 (9–91%)"
+    assert rows[2][1] == f"2/2 ({full[0] * 100:.0f}–{full[1]:.0%})" == "2/2 (34–100%)"
     assert rows[1][3] == "1.5" and rows[1][5] == "37.5", "means over the runs, tokens measured"
     assert "- v0_react_text run 2: not solved: `3 of 8 hidden tests fail" in live
 
@@ -347,7 +373,7 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
         ("v1_tool_loop", 1, True), ("v1_tool_loop", 2, True),
     ]  # fmt: skip
     assert {(r["provenance"], r["model"], r["estimated"]) for r in records} == {
-        ("recorded", "anthropic:claude-test", False)
+        ("live", "anthropic:claude-test", False)
     }
     assert sorted(p.relative_to(runs).as_posix() for p in runs.rglob("*.jsonl")) == [
         "one-bug/v0_react_text/1.jsonl", "one-bug/v0_react_text/2.jsonl",
@@ -361,7 +387,8 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
     assert without_wall(replayed) == without_wall(live)
     again = json.loads(replay_json.read_text())["records"]
     for before, after in zip(records, again, strict=True):
-        assert {**before, "wall_s": 0} == {**after, "wall_s": 0}
+        assert after["provenance"] == "recorded", "the live run is live, its replay recorded"
+        assert {**before, "wall_s": 0, "provenance": ""} == {**after, "wall_s": 0, "provenance": ""}
 
 
 def test_live_runs_in_parallel(live_env: FakeProvider, capsys: pytest.CaptureFixture[str]) -> None:
@@ -370,8 +397,66 @@ def test_live_runs_in_parallel(live_env: FakeProvider, capsys: pytest.CaptureFix
     argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
     assert compare.main([*argv, "--runs", "4", "--jobs", "2"]) == 0
     rows = tables_of(capsys.readouterr().out)["one-bug"]
-    assert rows[1][:4] == ["1 · v1_tool_loop", "0/4 · 0% (0%–49%)", "done", "1"]
+    assert rows[1][:4] == ["v1_tool_loop", "0/4 (0–49%)", "done", "1"]
     assert live_env.pending == 0
+
+
+RATE_LIMITED = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+
+
+def test_a_429_that_never_clears_is_its_own_verdict_not_a_failure(
+    live_env: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Thirty students on one key: a run the provider would not serve says nothing about
+    the chapter, so the rate is over the runs that finished and the others are beside it."""
+    monkeypatch.setenv("AGENT_RETRIES", "1")
+    queue_tools(live_env, solve=True)
+    for _ in range(2):  # the first attempt and its one retry, for run 2
+        live_env.fail(429, RATE_LIMITED)
+    queue_tools(live_env, solve=False)
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert compare.main([*argv, "--runs", "3"]) == 0
+    captured = capsys.readouterr()
+    assert live_env.pending == 0
+    header, row = tables_of(captured.out)["one-bug"]
+    assert header[:4] == ["chapter", "solved", "could not finish", "stop"]
+    assert row[:4] == ["v1_tool_loop", "1/2 (9–91%)", "1 rate limited", "done ×2, error ×1"]
+    assert "- v1_tool_loop run 2: could not finish: rate limited; error: `" in captured.out
+    assert "v1_tool_loop · one-bug · run 2/3 · could not finish: rate limited" in captured.err
+
+
+def test_a_run_stops_cleanly_at_its_token_budget(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max-tokens-total bounds what a run spends: the call after the bound is not made."""
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(2):
+        live_env.reply(anthropic_message(call, stop_reason="tool_use"))  # 30 tokens a reply
+    records = tmp_path / "records.json"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    argv += ["--max-tokens-total", "50", "--max-reply-tokens", "300", "--json", str(records)]
+    assert compare.main(argv) == 0
+    out = capsys.readouterr().out
+    assert len(live_env.requests) == 2 and live_env.pending == 0
+    assert [request.body["max_tokens"] for request in live_env.requests] == [300, 300]
+    assert "at most 300 tokens a reply, 50 tokens a run" in out.splitlines()[0]
+    (record,) = json.loads(records.read_text())["records"]
+    assert record["stop"] == "error" and record["outcome"] == "not solved"
+    spent = record["input_tokens"] + record["output_tokens"]
+    assert spent >= 50 and record["turns"] == 2
+    assert f"the run has used {spent} tokens and --max-tokens-total allows 50" in record["error"]
+
+
+def test_max_turns_bounds_every_run(
+    live_env: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(2):
+        live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert compare.main([*argv, "--max-turns", "2"]) == 0
+    row = tables_of(capsys.readouterr().out)["one-bug"][1]
+    assert row[1:4] == ["no", "max_turns", "2"] and live_env.pending == 0
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------
@@ -469,7 +554,7 @@ def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path)
     assert process.returncode == 130, err
     assert "interrupted: the runs above finished; the others did not run" in err
     rows = tables_of(out)["one-bug"]
-    assert rows[1][:3] == ["1 · v1_tool_loop", "yes", "done"]
+    assert rows[1][:3] == ["v1_tool_loop", "yes", "done"]
     data = json.loads(records.read_text())
     assert data["interrupted"] is True and len(data["records"]) == 1
     assert [p.name for p in runs.rglob("*.jsonl*")] == ["1.jsonl"]
@@ -529,12 +614,49 @@ def test_on_a_terminal_each_run_has_a_live_line_rewritten_in_place() -> None:
     ]
 
 
+def test_on_a_terminal_a_chapter_has_its_colour_of_the_page_and_the_notebooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = Terminal()
+    Progress(terminal).finish("v2_todos · one-bug", "solved")
+    assert plots.chapter_colour("v2_todos") == "#009E73" == view.COLOURS[2]
+    assert terminal.getvalue() == "\x1b[1;38;2;0;158;115mv2_todos\x1b[0m · one-bug · solved\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = Terminal()
+    Progress(plain).finish("v2_todos · one-bug", "solved")
+    assert plain.getvalue() == "v2_todos · one-bug · solved\n"
+
+
 def test_off_a_terminal_only_finished_runs_are_written() -> None:
     log = io.StringIO()
     progress = Progress(log)
     progress.turn("v0 · one-bug", 3, 100, True)
     progress.finish("v0 · one-bug", "solved · 3 turns")
     assert log.getvalue() == "v0 · one-bug · solved · 3 turns\n"
+
+
+def test_a_slow_reply_says_so_once_in_a_log_and_on_the_live_line() -> None:
+    """The clock is handed to `tick`, so the test waits for nothing."""
+    log = io.StringIO()
+    progress = Progress(log)
+    progress.turn("v1 · one-bug", 2, 900, False)
+    now = time.monotonic()
+    progress.tick(now + 5)  # not slow yet
+    progress.tick(now + 45)
+    progress.tick(now + 50)  # said once, not every second
+    progress.finish("v1 · one-bug", "solved · 2 turns")
+    assert log.getvalue().splitlines() == [
+        "v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 45 s",
+        "v1 · one-bug · solved · 2 turns",
+    ]
+    terminal = Terminal()
+    live = Progress(terminal)
+    live.turn("v1 · one-bug", 2, 900, False)
+    live.tick(time.monotonic() + 61)
+    assert screen(terminal.getvalue())[0] == (
+        "  v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 61 s"
+    )
 
 
 # --- flags -------------------------------------------------------------------------------
@@ -547,6 +669,8 @@ def test_off_a_terminal_only_finished_runs_are_written() -> None:
         (["--runs", "3"], "--runs repeats live runs; a replay gives the same run every time"),
         (["--jobs", "9"], "--jobs must be between 1 and 8"),
         (["--window", "0"], "--window must be a number of tokens, 1 or more"),
+        (["--max-tokens-total", "0"], "--max-tokens-total must be 1 or more"),
+        (["--max-turns", "0"], "--max-turns must be 1 or more"),
         (["--model", "anthropic:x", "--replay-dir", "."], "--replay-dir replays recorded runs"),
         (["--replay-dir", "nowhere"], "--replay-dir nowhere is not a folder"),
         (["--task", "nope"], "no task 'nope'; the tasks are add-flag, codebase-question"),

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from lab.report import aligned, mean, solved_cell, task_table, width, wilson
+from lab.report import aligned, mean, solved_cell, task_table, unfinished_cell, width, wilson
 from lab.runs import Record
 
 
@@ -46,6 +46,7 @@ def record(chapter: str = "v1_tool_loop", solved: bool = True, **changes: object
         "provenance": "scripted",
         "model": "replay:x",
         "solved": solved,
+        "outcome": "solved" if solved else "not solved",
         "verdict": "all 8 hidden tests pass" if solved else "3 of 8 hidden tests fail: test_a",
         "stop": "done",
         "error": "",
@@ -67,8 +68,39 @@ def record(chapter: str = "v1_tool_loop", solved: bool = True, **changes: object
 def test_several_runs_show_a_rate_with_its_interval() -> None:
     runs = [record(solved=True), record(solved=False), record(solved=True)]
     low, high = wilson(2, 3)
-    assert solved_cell(runs, "en") == f"2/3 · 67% ({low:.0%}–{high:.0%})" == "2/3 · 67% (21%–94%)"
+    assert solved_cell(runs, "en", several=True) == "2/3 (21–94%)"
+    wide = solved_cell(runs, "en", several=True, wide=True)
+    assert wide == f"2/3 · 67% ({low:.0%}–{high:.0%})" == "2/3 · 67% (21%–94%)"
     assert solved_cell(runs[:1], "en") == "yes" and solved_cell(runs[1:2], "zh") == "否"
+
+
+def test_runs_that_could_not_finish_are_counted_beside_the_rate() -> None:
+    """A rate limit says nothing of the chapter: the rate is over the runs that finished."""
+
+    def limited(run: int) -> Record:
+        return record(
+            solved=False, run=run, outcome="rate limited", stop="error", error="429, again"
+        )
+
+    runs = [record(solved=True), limited(2), record(solved=False, run=3), limited(4)]
+    assert solved_cell(runs, "en", several=True) == "1/2 (9–91%)"
+    assert unfinished_cell(runs, "en") == "2 rate limited"
+    assert unfinished_cell(runs, "zh") == "2 被限流"
+    assert solved_cell([limited(1)], "en") == "rate limited"
+    assert solved_cell([limited(1), limited(2)], "en", several=True) == "—"
+    lines = task_table(runs).splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header[:3] == ["chapter", "solved", "could not finish"]
+    assert "- v1_tool_loop run 2: could not finish: rate limited; error: `429, again`" in lines
+
+
+def test_after_ctrl_c_every_row_reads_as_a_rate() -> None:
+    """One chapter has both its runs, the other only its first: both rows are rates."""
+    runs = [record("v0_react_text", solved=False), record("v0_react_text", solved=False, run=2)]
+    runs.append(record("v1_tool_loop", solved=False))
+    lines = task_table(runs).splitlines()
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:4]]
+    assert [row[1] for row in cells] == ["0/2 (0–66%)", "0/1 (0–79%)"]
 
 
 def test_means_keep_one_decimal_below_a_hundred() -> None:
@@ -78,7 +110,7 @@ def test_means_keep_one_decimal_below_a_hundred() -> None:
     assert mean([1000, 2000]) == "1,500"
 
 
-def test_a_table_has_a_row_per_chapter_and_a_column_per_count() -> None:
+def test_a_table_has_the_shared_columns_and_a_small_table_of_counts() -> None:
     rows = [
         record("v0_react_text", counts={"format errors": 1, "invented observations": 0}),
         record("v1_tool_loop"),
@@ -87,14 +119,27 @@ def test_a_table_has_a_row_per_chapter_and_a_column_per_count() -> None:
     lines = task_table(rows).splitlines()
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     assert header == [
-        "chapter", "solved", "stop", "turns", "tool calls", "tokens in", "tokens out",
-        "peak context", "wall", "format errors", "invented observations", "plan updates",
+        "chapter", "solved", "stop", "turns", "calls", "tokens in", "tokens out",
+        "peak context", "wall",
     ]  # fmt: skip
-    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
-    assert [row[0] for row in cells] == ["0 · v0_react_text", "1 · v1_tool_loop", "2 · v2_todos"]
-    assert cells[0][-3:] == ["1", "0", "—"] and cells[1][-3:] == ["—", "—", "—"]
-    assert cells[2][-3:] == ["—", "—", "3"]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:5]]
+    assert [row[0] for row in cells] == ["v0_react_text", "v1_tool_loop", "v2_todos"]
     assert cells[1][5:8] == ["≈6,562", "≈263", "≈1,700"] and cells[1][8] == "0.2 s"
+    counts = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[6:]]
+    assert counts == [
+        ["its own counts", "v0", "v1", "v2"], ["-" * 21, "--", "--", "--"],
+        ["format errors", "1", "—", "—"], ["invented observations", "0", "—", "—"],
+        ["plan updates", "—", "—", "3"],
+    ]  # fmt: skip
+    assert max(width(line) for line in lines) <= 100
+
+
+def test_the_wide_table_has_a_column_per_count() -> None:
+    rows = [record("v0_react_text", counts={"format errors": 1}), record("v2_todos")]
+    lines = task_table(rows, wide=True).splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header[4] == "tool calls" and header[-1] == "format errors"
+    assert lines[2].startswith("| 0 · v0_react_text ") and len(lines) == 4
 
 
 def test_recorded_figures_are_not_marked_and_failures_get_a_note() -> None:

@@ -5,8 +5,7 @@ highlight, the differences switch hides identical turns, a hostile tool output s
 the page logs no error and asks the network for nothing.  Without a browser these tests are
 skipped, except under CI=true, where a missing browser is a failure (.ci/run installs it).
 
-    python -m tests.test_view_browser      draws docs/images/viewer.png again
-    python -m tests.test_view_browser zh   the Chinese page, docs/images/viewer.zh.png
+    python -m tests.test_view_browser      draws docs/images/viewer.png and viewer.zh.png again
 """
 
 from __future__ import annotations
@@ -34,8 +33,6 @@ from tests.test_view import (
     tool_turn,
 )
 
-pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
-
 # Flags that keep the browser to itself: no first-run pages, no updates, no sync, no GPU.
 FLAGS = [
     "--headless",
@@ -46,8 +43,11 @@ FLAGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-VIEWPORT = {"width": 1600, "height": 1000}
-DOCS_IMAGE = REPO / "docs" / "images" / "viewer.png"
+VIEWPORT = {"width": 1400, "height": 1000}  # a laptop's window: the page is made to fit it
+DOCS_IMAGES = {
+    "en": REPO / "docs" / "images" / "viewer.png",
+    "zh": REPO / "docs" / "images" / "viewer.zh.png",
+}
 
 
 def chromium() -> str | None:
@@ -178,7 +178,7 @@ def test_every_column_and_every_turn_is_there(visit: Visit, offline: dict, tmp_p
         turns = max(r["turns"] for r in runs)
         assert section.locator("tr.turn").count() == turns
         for number in range(1, turns + 1):
-            assert section.locator(f"#task-{task}-turn-{number} td").count() == len(runs)
+            assert section.locator(f"#task-{task}-turn-{number} > td").count() == len(runs)
     page.screenshot(path=tmp_path / "viewer.png", full_page=False)
     assert (tmp_path / "viewer.png").stat().st_size > 10_000
 
@@ -187,7 +187,7 @@ def test_clicking_a_folded_call_shows_its_result(visit: Visit, offline: dict) ->
     run = next(r for r in offline["records"] if r["chapter"] == "v1_tool_loop")
     answer = next(m for m in run["messages"] if m["role"] == "user" and m is not run["messages"][0])
     result = answer["content"][0]["content"]
-    call = visit.page.locator(f"#task-{run['task']}-turn-1 td").nth(1).locator("details.call")
+    call = visit.page.locator(f"#task-{run['task']}-turn-1 > td").nth(1).locator("details.call")
     shown = call.first.locator("pre.result")
     assert not shown.is_visible()
     call.first.locator("summary").click()
@@ -210,11 +210,11 @@ def test_arrow_keys_move_the_highlight_in_every_column(visit: Visit) -> None:
     page.keyboard.press("ArrowUp")
     assert highlighted() == ["task-one-bug-turn-2"]
     row = page.locator("#task-one-bug-turn-2")
-    colours = row.locator("td").evaluate_all(
+    colours = row.locator(":scope > td").evaluate_all(
         "cells => cells.map(c => getComputedStyle(c).backgroundColor)"
     )
     assert len(set(colours)) == 1 and colours[0] != "rgba(0, 0, 0, 0)"
-    page.locator("#task-long-task-turn-5 th").click()
+    page.locator("#task-long-task-turn-5 > th").click()
     page.keyboard.press("ArrowDown")
     assert highlighted() == ["task-long-task-turn-6"]
     assert page.locator("#task-long-task-turn-6").is_visible()
@@ -262,38 +262,168 @@ def test_a_hostile_output_stays_text(browser: Browser, tmp_path: Path) -> None:
     page.locator("details.call summary").first.click()
     assert page.locator("pre.result").first.inner_text() == HOSTILE
     assert page.locator("script").count() == 1
-    assert page.locator("#task-one-bug-turn-1 td").count() == 2  # </div> closed nothing
+    assert page.locator("#task-one-bug-turn-1 > td").count() == 2  # </div> closed nothing
     page.wait_for_timeout(200)
     assert visit.dialogs == [] and visit.errors == [] and visit.requests == []
 
 
-# --- the docs' picture --------------------------------------------------------------------
+# --- made for comparing, at 1400 by 1000 ------------------------------------------------
 
 
-def draw_docs_image(lang: str = "en") -> None:
-    """The picture of docs/<lang>/lab.md: the offline comparison, on the task of chapter 2,
-    with a highlighted turn and one call opened, in the page's language."""
-    target = DOCS_IMAGE if lang == "en" else DOCS_IMAGE.with_suffix(f".{lang}.png")
+def scroll_width(page: Any) -> int:
+    return page.evaluate("document.documentElement.scrollWidth")
+
+
+def shown_columns(section: Any) -> list[dict[str, Any]]:
+    return section.locator("th.run").evaluate_all(
+        "cells => cells.filter(c => c.getClientRects().length).map(c => ({"
+        "label: c.querySelector('.label').textContent, width: c.getBoundingClientRect().width}))"
+    )
+
+
+def test_the_chart_is_within_the_first_screen(visit: Visit, offline: dict) -> None:
+    """On opening, and on arriving at any task from the contents."""
+    page = visit.page
+    first = page.locator("figure.chart").first.bounding_box()
+    assert first is not None and first["y"] + first["height"] <= VIEWPORT["height"]
+    for task in dict.fromkeys(r["task"] for r in offline["records"]):
+        page.locator(f'nav.contents a[href="#task-{task}"]').click()
+        chart = page.locator(f"#task-{task} figure.chart").bounding_box()
+        assert chart is not None and chart["y"] >= 0
+        assert chart["y"] + chart["height"] <= VIEWPORT["height"], task
+
+
+def test_two_chapters_stand_side_by_side_without_a_sideways_scroll(
+    visit: Visit, offline: dict
+) -> None:
+    """Each task opens on the chapter it brings out and the one before it; a third, ticked,
+    joins them, and the page still does not scroll sideways."""
+    page = visit.page
+    pairs = {
+        "one-bug": ["0 · v0_react_text", "1 · v1_tool_loop"],
+        "several-steps": ["1 · v1_tool_loop", "2 · v2_todos"],
+        "wide-reading": ["2 · v2_todos", "3 · v3_subagents"],
+        "long-task": ["3 · v3_subagents", "4 · v4_memory"],
+    }
+    for task, pair in pairs.items():
+        section = page.locator(f"#task-{task}")
+        columns = shown_columns(section)
+        assert [column["label"] for column in columns] == pair
+        assert all(column["width"] >= 500 for column in columns), columns
+        cells = section.locator("tr.turn").first.locator("td")
+        assert sum(cell.is_visible() for cell in cells.all()) == 2
+    assert scroll_width(page) <= VIEWPORT["width"]
+    section = page.locator("#task-long-task")
+    section.locator('fieldset.picker input[data-column="0"]').check()
+    assert [c["label"] for c in shown_columns(section)][0] == "0 · v0_react_text"
+    assert len(shown_columns(section)) == 3
+    assert scroll_width(page) <= VIEWPORT["width"]
+    for table in page.locator("div.tables table").all():
+        box = table.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]
+
+
+def test_the_request_of_a_chapter_4_turn_shows_its_layers(visit: Visit, offline: dict) -> None:
+    page = visit.page
+    run = next(
+        r for r in offline["records"] if r["task"] == "long-task" and r["chapter"] == "v4_memory"
+    )
+    column = offline["records"].index(run) - [r["task"] for r in offline["records"]].index(
+        "long-task"
+    )
+    cell = page.locator(f'#task-long-task-turn-2 td[data-column="{column}"]')
+    fold = cell.locator("details.request")
+    assert "what was sent: 3 messages" in fold.locator("summary").inner_text()
+    assert not fold.locator("table.layers").is_visible()
+    fold.locator("summary").first.click()
+    layers = fold.locator("table.layers td:first-child").all_inner_texts()
+    assert layers == ["identity", "tools", "skills", "channel", "memory", "runtime"]
+    assert "load_skill" in fold.locator("p.tools").inner_text()
+    new = fold.locator("ol.sent li.new").all_inner_texts()
+    assert len(new) == 2 and new[0].startswith("new assistant ≈")
+    first = page.locator(f'#task-long-task-turn-1 td[data-column="{column}"] details.request')
+    first.locator("summary").first.click()
+    first.locator("table.layers summary", has_text="identity").click()
+    assert "You are a coding agent" in first.locator("table.layers pre").first.inner_text()
+
+
+def test_several_records_files_make_one_page(browser: Browser, tmp_path: Path) -> None:
+    """A class's runs: each student's file labelled, every run on the page, any two compared."""
+    paths = []
+    for student, solved in [("ana", True), ("bo", False)]:
+        messages = run_of(tool_turn("bash", {"command": "ls"}, f"{student}'s files", "toolu_1"))
+        one = record("v1_tool_loop", messages, solved=solved, verdict=f"{student} checked")
+        paths.append(tmp_path / f"{student}.json")
+        paths[-1].write_text(json.dumps(document(one)), encoding="utf-8")
+    page_path = tmp_path / "class.html"
+    assert (
+        view.main([*map(str, paths), "--label", "Ana", "--label", "Bo", "-o", str(page_path)]) == 0
+    )
+    visit = browser.open(page_path)
+    page = visit.page
+    labels = page.locator("th.run .label").all_inner_texts()
+    assert labels == ["1 · v1_tool_loop · Ana", "1 · v1_tool_loop · Bo"]
+    assert "records: Ana (—), Bo (—)" in page.locator(".facts").inner_text()
+    assert page.locator("fieldset.picker input").count() == 2
+    assert "v1_tool_loop · Bo: not solved: bo checked" in page.locator(".verdicts").inner_text()
+    assert "Bo's files" not in page.content() and "bo's files" in page.content()
+    assert visit.errors == [] and visit.requests == []
+
+
+def test_a_hostile_request_stays_text(browser: Browser, tmp_path: Path) -> None:
+    """A system prompt or a tool schema is shown as it was sent: as text, never as markup."""
+    messages = run_of(tool_turn("bash", {"command": "ls"}, "a.txt", "toolu_1"))
+    requests = {
+        "systems": [HOSTILE],
+        "tools": [[{"name": HOSTILE, "description": HOSTILE, "input_schema": {}}]],
+        "extra": [],
+        "calls": [{"system": 0, "tools": 0, "messages": [0]}, {"system": 9, "messages": [7, 1]}],
+    }
+    hostile = record("v1_tool_loop", messages, requests=requests)
+    path = tmp_path / "hostile.html"
+    view.write_page(path, document(hostile, record("v0_react_text", run_of(), turns=1)))
+    visit = browser.open(path)
+    page = visit.page
+    fold = page.locator("#task-one-bug-turn-1 details.request").first
+    fold.locator("summary").first.click()
+    assert fold.locator("pre").first.inner_text() == HOSTILE
+    assert page.locator("script").count() == 1
+    second = page.locator("#task-one-bug-turn-2 details.request").first
+    assert "1 message" in second.locator("summary").inner_text()  # the bad index left out
+    page.wait_for_timeout(200)
+    assert visit.dialogs == [] and visit.errors == [] and visit.requests == []
+
+
+# --- the docs' pictures -------------------------------------------------------------------
+
+
+def draw_docs_images(targets: dict[str, Path] = DOCS_IMAGES) -> None:
+    """The pictures of docs/*/lab.md, one per language: the offline comparison in a
+    1400 by 1000 window, on chapter 4's task in a small window: the chart first, the
+    tables, and chapters 3 and 4 side by side."""
     problem = missing_browser()
     if problem:
         raise SystemExit(problem)
     with tempfile.TemporaryDirectory() as scratch:
-        _, page_path = offline_comparison(Path(scratch), "--lang", lang)
         browser = Browser(Path(scratch) / "profile")
         try:
-            page = browser.open(page_path).page
-            page.set_viewport_size({"width": 1720, "height": 1300})
-            page.locator("#task-several-steps-turn-1 th").click()
-            page.keyboard.press("ArrowDown")
-            page.locator("#task-several-steps-turn-2 td").nth(2).locator("summary").first.click()
-            chart = page.locator("#task-several-steps figure.chart")
-            chart.evaluate("figure => window.scrollTo(0, figure.offsetTop - 16)")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=target)
+            for lang, target in targets.items():
+                folder = Path(scratch) / lang
+                folder.mkdir()
+                flags = ("--task", "long-task", "--window", "16000", "--lang", lang)
+                _, page_path = offline_comparison(folder, *flags)
+                page = browser.open(page_path).page
+                page.set_viewport_size({"width": 1400, "height": 1000})
+                page.locator("#task-long-task figure.chart").evaluate(
+                    "figure => window.scrollTo(0, figure.offsetTop - 12)"
+                )
+                target.parent.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=target)
+                page.close()
+                print(f"wrote {target.relative_to(REPO)}", file=sys.stderr)
         finally:
             browser.close()
-    print(f"wrote {target.relative_to(REPO)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    draw_docs_image(*sys.argv[1:2])
+    draw_docs_images()

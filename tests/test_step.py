@@ -1,0 +1,132 @@
+"""`--step`: every chapter pauses before each model call, shows what is about to be sent,
+and takes its keys from stdin, here written to a real subprocess's stdin."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
+
+REPO = Path(__file__).resolve().parent.parent
+CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
+PAUSE = "about to send: "
+
+
+def step(chapter: str, keys: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", chapter, "--demo", "--step", *flags],
+        cwd=REPO,
+        input=keys,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_enter_sends_one_call_at_a_time_and_shows_what_was_added() -> None:
+    done = step("v1_tool_loop", "\n" * 5)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count(PAUSE) == 5, "one pause before each of the demo's five calls"
+    assert "no more input" not in out
+    first, second = out.split("── about to send: ")[1:3]
+    assert first.startswith("1 message, ≈") and "the first call: everything is new" in first
+    assert second.startswith("3 messages, ≈") and "added since the last call: 2" in second
+    assert re.search(r"\+ assistant ≈ +\d+ tokens  I'll look at the project", second)
+    assert re.search(r"\+ user +≈ +\d+ tokens  README.md stats.py", second)
+    # The pause comes after the reply and the tools it asked for, before the next call.
+    assert out.index("→ bash  ls") < out.index("3 messages, ≈")
+
+
+def test_r_shows_the_whole_request_and_c_runs_to_the_end() -> None:
+    done = step("v1_tool_loop", "r\nc\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count(PAUSE) == 1, "c: no pause after it"
+    request = out.split("── system prompt\n")[1].split("── end of the request")[0]
+    assert request.startswith("You are a coding agent")
+    assert "── tools: bash, read_file, write_file, edit_file" in request
+    assert "── message 1: user\nThe tests of this project fail." in request
+    assert "── done: 5 turns" in out
+
+
+def test_input_that_ends_runs_to_the_end_saying_so() -> None:
+    """No terminal, no keys (`< /dev/null`, a closed pipe): the run goes on, not hangs."""
+    done = step("v1_tool_loop", "")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(PAUSE) == 1
+    assert done.stdout.count("(no more input: running to the end)") == 1
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_chapter_steps(chapter: str) -> None:
+    done = step(chapter, "\n\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(PAUSE) >= 2 and "running to the end" in done.stdout
+
+
+def test_a_replay_steps_too_and_quiet_keeps_the_pauses(tmp_path: Path) -> None:
+    cassette = REPO / "v1_tool_loop" / "demo" / "cassette.jsonl"
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    task = "The tests of this project fail. Find the bug, fix it, and show that the tests pass."
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", task, "--model", f"replay:{cassette}"]
+        + ["--workdir", str(workdir), "--step", "--quiet"],
+        cwd=REPO,
+        input="\n\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.count(PAUSE) == 3 and "running to the end" in done.stdout
+
+
+def test_max_tokens_total_stops_a_chapter_cleanly_saying_so() -> None:
+    """The demo's first call is ≈800 tokens: a bound of 1,000 lets two calls go, not three."""
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--demo", "--max-tokens-total", "1000"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "── error: 2 turns" in done.stdout
+    assert re.search(
+        r"the run has used [\d,]+ tokens and --max-tokens-total allows 1,000", done.stderr
+    )
+
+
+def test_a_live_run_steps_too(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """The real SDK against the loopback provider: the second request waits for Enter, and
+    the pause shows the reply and the tool result that it is about to send back."""
+    call = tool_use("toolu_1", "bash", {"command": "echo hello from the tool"})
+    fake_provider.reply(anthropic_message(text("Looking."), call, stop_reason="tool_use"))
+    fake_provider.reply(anthropic_message(text("It said hello.")))
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "ANTHROPIC_BASE_URL": fake_provider.url,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--model", "anthropic:claude-test", "--step"]
+        + ["--workdir", str(tmp_path), "Say hello"],
+        cwd=REPO,
+        env=env,
+        input="\n\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(PAUSE) == 2 and fake_provider.pending == 0
+    second = done.stdout.split("── about to send: ")[2]
+    assert "added since the last call: 2" in second and "Looking. bash(" in second
+    assert re.search(r"\+ user +≈ +\d+ tokens  hello from the tool", second)
