@@ -388,3 +388,14 @@ def test_several_files_need_one_label_each(tmp_path: Path, capsys: pytest.Captur
     assert view.main(list(map(str, paths))) == 0
     page = (tmp_path / "a.html").read_text(encoding="utf-8")
     assert "1 · v1_tool_loop · a" in page and "1 · v1_tool_loop · b" in page
+
+
+def test_the_verdict_lines_keep_the_run_number() -> None:
+    runs = [
+        record("v1_tool_loop", run_of(), run=n, solved=False, outcome="not solved", verdict=f"v{n}")
+        for n in (1, 2)
+    ]
+    page = view.render_page(document(*runs))
+    verdicts = page.split('<ul class="verdicts">')[1].split("</ul>")[0]
+    assert "v1_tool_loop · run 1: not solved: <code>v1</code>" in verdicts
+    assert "v1_tool_loop · run 2: not solved: <code>v2</code>" in verdicts
