@@ -22,7 +22,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -298,7 +297,7 @@ def user_layer(words: list[str]) -> Verdict:
     with tempfile.TemporaryDirectory() as scratch:
         (Path(scratch) / ".agent").mkdir()
         (Path(scratch) / ".agent" / "USER.md").write_text("Name: Ada. " * 400, encoding="utf-8")
-        layers = build_layers(scratch, model_name="replay", now=datetime(2026, 1, 1))
+        layers = build_layers(scratch)
     names = [layer.name for layer in layers]
     seen = f"the layers are {names}"
     if "user" not in names:

@@ -105,7 +105,7 @@ def test_chapter_3_quiet_demo_prints_the_answer_only() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     printed = done.stdout + done.stderr

@@ -25,7 +25,7 @@ def exercise(*words: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
 
 
@@ -115,7 +115,7 @@ def test_a_recording_of_the_children_is_done_and_the_scripted_demo_is_not(
 ) -> None:
     recording = tmp_path / "children.jsonl"
     demo = [sys.executable, "-m", "v3_subagents", "--demo", "--record", str(recording)]
-    subprocess.run(demo, cwd=REPO, capture_output=True, timeout=300, check=True)
+    subprocess.run(demo, cwd=REPO, capture_output=True, timeout=600, check=True)
     done = exercise("3.4", str(recording))
     assert done.returncode == 0, done.stdout
     assert "child tags ['toolu_03', 'toolu_04', 'toolu_06']" in done.stdout

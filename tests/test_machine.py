@@ -47,10 +47,10 @@ def shown(done: subprocess.CompletedProcess[str]) -> str:
 def test_without_posix_the_comparison_solves_every_featured_task() -> None:
     done = subprocess.run(
         [*POSIXLESS, "--no-proc", "-m", "lab", "compare"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, shown(done)
-    rows = [line for line in done.stdout.splitlines() if re.match(r"\| \d · v\d_", line)]
+    rows = [line for line in done.stdout.splitlines() if re.match(r"\| v\d_", line)]
     assert len(rows) == 4 * len(CHAPTERS), done.stdout
     assert all(row.split("|")[2].strip() == "yes" for row in rows), done.stdout
     assert not BROKEN.search(done.stdout + done.stderr), shown(done)
@@ -77,7 +77,7 @@ def test_without_posix_every_demo_prints_the_same_turns(chapter: str, tmp_path: 
         temporary.mkdir()
         done = subprocess.run(
             [*prefix, "-m", chapter, "--demo"],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
+            cwd=REPO, capture_output=True, text=True, timeout=600,
             env={**os.environ, "TMPDIR": str(temporary)},
         )  # fmt: skip
         assert done.returncode == 0, shown(done)
@@ -130,7 +130,7 @@ def test_a_daemon_the_command_left_behind_is_stopped_without_proc(
     """
     (tmp_path / "daemon.py").write_text(DAEMON)
     done = subprocess.run(
-        [*command, str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120
+        [*command, str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600
     )
     assert done.stdout.strip() == "False started", shown(done)
     pid = int((tmp_path / "daemon.pid").read_text())
@@ -161,7 +161,7 @@ with hold(path, wait=False) as lock:
 def test_without_fcntl_a_lock_file_is_exclusive_and_outlives_no_holder(tmp_path: Path) -> None:
     done = subprocess.run(
         [*POSIXLESS, "-c", LOCKS, str(tmp_path / "s.lock")],
-        cwd=REPO, capture_output=True, text=True, timeout=60,
+        cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.stdout.splitlines() == [
         "busy, held by me",
@@ -180,7 +180,7 @@ def test_without_bash_every_shell_call_says_what_to_install_and_the_demo_still_r
     environment["PATH"] = str(tmp_path)  # an empty folder: no bash, no git
     done = subprocess.run(
         [sys.executable, "-m", "v1_tool_loop", "--demo"],
-        cwd=REPO, env=environment, capture_output=True, text=True, timeout=120,
+        cwd=REPO, env=environment, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, shown(done)
     assert "no bash found" in done.stdout and "── done" in done.stdout, shown(done)
@@ -238,7 +238,7 @@ def test_a_symlinked_folder_changes_no_run_and_no_path(tmp_path: Path) -> None:
 def _clone(target: Path, autocrlf: str) -> Path:
     subprocess.run(
         ["git", "-c", f"core.autocrlf={autocrlf}", "clone", "-q", str(REPO), str(target)],
-        check=True, capture_output=True, timeout=120,
+        check=True, capture_output=True, timeout=600,
     )  # fmt: skip
     return target
 
@@ -259,12 +259,12 @@ def test_a_checkout_with_crlf_conversion_reads_back_byte_for_byte(tmp_path: Path
     assert not changed, f"CRLF crept into {changed[:5]}"
     done = subprocess.run(
         [sys.executable, "-m", "v1_tool_loop", "--demo"],
-        cwd=converted, capture_output=True, text=True, timeout=120,
+        cwd=converted, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0 and "── done" in done.stdout, shown(done)
     tests = ["tests/test_cassette.py", "tests/test_docs.py", "tests/test_jsonl.py"]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
-        cwd=converted, capture_output=True, text=True, timeout=300,
+        cwd=converted, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, shown(done)

@@ -25,7 +25,7 @@ def step(chapter: str, keys: str, *flags: str) -> subprocess.CompletedProcess[st
         input=keys,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
 
 
@@ -83,7 +83,7 @@ def test_a_replay_steps_too_and_quiet_keeps_the_pauses(tmp_path: Path) -> None:
         input="\n\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.stdout.count(PAUSE) == 3 and "running to the end" in done.stdout
 
@@ -95,7 +95,7 @@ def test_max_tokens_total_stops_a_chapter_cleanly_saying_so() -> None:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 2
     assert "── error: 2 turns" in done.stdout
@@ -123,7 +123,7 @@ def test_a_live_run_steps_too(fake_provider: FakeProvider, tmp_path: Path) -> No
         input="\n\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count(PAUSE) == 2 and fake_provider.pending == 0

@@ -209,7 +209,7 @@ class SlowFirstChild:
     def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
         self.log.append(("start", self.key))
         if self.key == "slow":
-            self.fast_done.wait(timeout=60)
+            self.fast_done.wait(timeout=600)
         reply = self.inner.complete(system, messages, tools, stop, max_tokens)
         self.log.append(("end", self.key))
         if self.key == "fast":

@@ -32,7 +32,7 @@ HOME = Path(".agent")
 def chapter4(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "v4_memory", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120,
+        cwd=cwd, input=stdin, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
 
@@ -197,7 +197,7 @@ print(session.id)
 """
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     saved, memorised, session_id = done.stdout.strip().splitlines()
@@ -226,7 +226,7 @@ def test_two_stores_in_one_process_lose_no_memory(tmp_path: Path) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=600)
     assert len(set(ids)) == 100
     reopened = MemoryStore(tmp_path)
     assert len(reopened) == 100 and reopened.problems == []
@@ -243,7 +243,7 @@ def test_two_processes_lose_no_memory(tmp_path: Path) -> None:
         subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(start)])
         for start in (0, 50)
     ]
-    assert [worker.wait(timeout=120) for worker in workers] == [0, 0]
+    assert [worker.wait(timeout=600) for worker in workers] == [0, 0]
     store = MemoryStore(tmp_path)
     assert len(store) == 100 and store.problems == []
 

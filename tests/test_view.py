@@ -265,7 +265,7 @@ def test_chinese_labels_and_the_models_own_words(offline: dict, tmp_path: Path) 
     assert '<html lang="zh">' in text
     for label in ("各章运行并排对照", "只看不同之处", "每一轮的上下文", "格式错误", "编造的观察"):
         assert label in text
-    for header in ("<th>章</th>", "<th>解决</th>", "<th>最大上下文</th>", ">轮</th>"):
+    for header in ("<th>章</th>", "<th>解决</th>", "<th>峰值上下文</th>", ">轮</th>"):
         assert header in text
     for english in ("Show only the differences", "format error", ">turn<", "<th>solved</th>"):
         assert english not in text

@@ -337,7 +337,7 @@ def test_the_request_of_a_chapter_4_turn_shows_its_layers(visit: Visit, offline:
     assert not fold.locator("table.layers").is_visible()
     fold.locator("summary").first.click()
     layers = fold.locator("table.layers td:first-child").all_inner_texts()
-    assert layers == ["identity", "tools", "skills", "channel", "memory", "runtime"]
+    assert layers == ["identity", "tools", "skills", "channel", "memory"]
     assert "load_skill" in fold.locator("p.tools").inner_text()
     new = fold.locator("ol.sent li.new").all_inner_texts()
     assert len(new) == 2 and new[0].startswith("new assistant ≈")

@@ -22,9 +22,8 @@ and delegation spends a child's budget instead of the parent's.
 
 from __future__ import annotations
 
-import signal
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -32,7 +31,6 @@ from llm import Console, Message, Model, ModelError
 from llm.cassette import for_child
 from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
-from machine import stop_running_commands
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, TodoList, latest_plan, reminder_due
 
@@ -45,6 +43,7 @@ from .subagents import (
     StoppableModel,
     child_report,
     find_type,
+    finish,
     first_line,
 )
 
@@ -191,40 +190,3 @@ def run(
 
     close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return DelegationRunResult("max_turns", messages, usage, children=children)
-
-
-def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -> ToolResult:
-    """A child's result.  Ctrl-C meanwhile asks every child to stop at its next model call,
-    and their results then say they were interrupted; a second Ctrl-C also kills the
-    commands still running, and once the child has ended, stops the parent's run too.
-
-    While it waits, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: raised in the
-    middle of the future's own locking, the exception could leave a lock held for ever,
-    and the program could then never end.  It is raised after the wait instead.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return child.result()  # only the main thread receives Ctrl-C
-    twice = threading.Event()
-
-    def first_ctrl_c(signum: int, frame: object) -> None:
-        stop.set()
-        console.warn("stopping the child agents (Ctrl-C again to stop their commands too)")
-        signal.signal(signal.SIGINT, second_ctrl_c)
-
-    def second_ctrl_c(signum: int, frame: object) -> None:
-        stop_running_commands()  # a child's command would hold the program until it ends
-        twice.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a third stops waiting
-
-    previous = signal.signal(signal.SIGINT, first_ctrl_c)
-    try:
-        # In slices: Python may leave a Ctrl-C that comes just as a wait begins untaken
-        # until the wait ends; here that is the slice's end, not the child's.
-        while not wait([child], timeout=0.2).done:
-            continue
-        result = child.result()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if twice.is_set():
-        raise KeyboardInterrupt  # out of every lock now: the parent stops as interrupted
-    return result

@@ -35,7 +35,7 @@ from llm.result import INTERRUPTED, tool_uses
 from v1_tool_loop.tools import HANDLERS, ToolResult, run_tool
 from v2_todos.todos import REMIND_AFTER, REMINDER, TodoList, latest_plan, reminder_due
 from v3_subagents.agent import ALL_SCHEMAS as CHAPTER_3_SCHEMAS
-from v3_subagents.agent import CHILDREN, finish
+from v3_subagents.agent import CHILDREN
 from v3_subagents.agent import MAIN as CHAPTER_3_MAIN
 from v3_subagents.agent import run as run_child
 from v3_subagents.search import SEARCH_HANDLERS
@@ -45,6 +45,7 @@ from v3_subagents.subagents import (
     StoppableModel,
     child_report,
     find_type,
+    finish,
     first_line,
 )
 
