@@ -71,12 +71,14 @@ def test_a_cassette_that_runs_out_is_an_error_not_an_invented_reply(tmp_path: Pa
 
 def test_ctrl_c_during_a_tool_answers_every_call_and_keeps_history(tmp_path: Path) -> None:
     # The first command sends SIGINT to this very process (bash's parent), just as
-    # Ctrl-C in a terminal would, while the loop is waiting for the tool.
+    # Ctrl-C in a terminal would, while the loop is waiting for the tool.  The sleep
+    # outlasts the signal's way to the loop on a busy machine; only the loop gets the
+    # signal, not the sleep, which ends on its own (a terminal's Ctrl-C reaches both).
     model = replay(
         (
             [
                 tool("t1", "bash", command="echo before > before.txt"),
-                tool("t2", "bash", command="kill -INT $PPID; sleep 300"),
+                tool("t2", "bash", command="kill -INT $PPID; sleep 30"),
                 tool("t3", "write_file", path="never.txt", content="x"),
             ],
             "tool_use",

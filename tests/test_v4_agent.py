@@ -313,7 +313,7 @@ def test_ctrl_c_leaves_a_session_that_reopens_valid(tmp_path: Path, workdir: Pat
                 (
                     [
                         tool("t1", "read_file", path="log-1.txt", limit=1),
-                        tool("t2", "bash", command="kill -INT $PPID; sleep 300"),
+                        tool("t2", "bash", command="kill -INT $PPID; sleep 30"),
                     ],
                     "tool_use",
                 ),
