@@ -880,8 +880,8 @@ def prompt_layers(name: str, lang: str = "en") -> str:
         cells = [step.layers[index].tokens for step in steps]
         rows.append([f"{index + 1} · `{layer.name}`", *(number(c) if c else "—" for c in cells)])
     rows.append([word("total", lang), *(number(sum(x.tokens for x in s.layers)) for s in steps)])
-    after = word("after the conversation", lang)
-    rows.append([f"8 · `runtime`, {after}", *(number(step.runtime.tokens) for step in steps)])
+    after = ("，" if lang == "zh" else ", ") + word("after the conversation", lang)
+    rows.append([f"8 · `runtime`{after}", *(number(step.runtime.tokens) for step in steps)])
     prompts = [assemble(step.layers) for step in steps]
     shared = ["—"] + [number(shared_prefix_tokens(a, b)) for a, b in itertools.pairwise(prompts)]
     rows.append([word("same start as the step before", lang), *shared])

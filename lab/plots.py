@@ -156,11 +156,16 @@ def compare(
     argv = [f"--task={task}" for task in tasks or []]
     argv += [f"--chapters={chapters}"] if chapters else []
     argv += [f"--window={window}"] if window else []
+    shown = list(argv)
     if run_dir:  # the command runs from the repository, the notebook from its own folder
-        argv.append(f"--replay-dir={Path(run_dir).resolve()}")
+        folder = Path(run_dir).resolve()
+        argv.append(f"--replay-dir={folder}")
+        inside = folder.is_relative_to(REPO)  # shown as from the repository, wherever it is
+        shown.append(f"--replay-dir={folder.relative_to(REPO) if inside else folder}")
     elif model:
         argv += [f"--model={model}", f"--runs={runs}", "--jobs=4"]
-    print(" ".join(["python -m lab compare", *map(shlex.quote, argv), "--json FILE"]))
+        shown = list(argv)
+    print(" ".join(["python -m lab compare", *map(shlex.quote, shown), "--json FILE"]))
     with tempfile.TemporaryDirectory(prefix="notebook-records-") as folder:
         path = Path(folder) / "records.json"
         done = subprocess.run(
