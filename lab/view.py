@@ -37,6 +37,7 @@ from typing import Any, get_origin, get_type_hints
 
 from llm.console import content_text
 from llm.tokens import estimate_message, estimate_request, estimate_text, estimate_tool
+from llm.types import RUNTIME_TAG
 from v0_react_text.agent import INVENTED_NOTE
 from v0_react_text.parser import FinalAnswer, FormatError, parse
 from v4_memory.context import default_budget
@@ -961,9 +962,10 @@ def requests_html(column: Column, words: dict[str, str]) -> list[str]:
             r for r in typed(call, "messages", list) if isinstance(r, int) and 0 <= r < len(pool)
         ]
         messages = [pool[r] for r in refs if readable(pool[r])]
-        folds.append(request_html(number, system, tools, refs, messages, before, words))
+        folds.append(request_html(number, system, tools, messages, before, words))
         before = {
-            "number": number, "system": system, "tools": tools, "refs": refs,
+            "number": number, "system": system, "tools": tools,
+            "keys": [sent_key(message) for message in messages],
             "system at": before.get("system at") if before.get("system") == system else number,
             "tools at": before.get("tools at") if before.get("tools") == tools else number,
         }  # fmt: skip
@@ -986,19 +988,35 @@ def pick(pool: list[Any], index: Any, kind: type) -> Any:
     return pool[index] if ok else kind()
 
 
+def sent_key(message: dict[str, Any]) -> str:
+    """A message as the conversation holds it, for telling what is new in a request:
+    chapter 4's runtime note rides on each request's last message and is never kept, so
+    a message that lost its note at the next call is the same message, not a new one."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [
+            block
+            for block in content
+            if not str(block.get("text", "")).startswith(RUNTIME_TAG) or block.get("type") != "text"
+        ]
+        if len(content) == 1 and content[0].get("type") == "text":
+            content = content[0].get("text")
+    return json.dumps([message.get("role"), content], sort_keys=True, default=str)
+
+
 def request_html(
     number: int,
     system: str,
     tools: list[dict[str, Any]],
-    refs: list[int],
     messages: list[dict[str, Any]],
     before: dict[str, Any],
     words: dict[str, str],
 ) -> str:
-    known = set(before.get("refs", []))
-    new = [ref not in known for ref in refs]
-    kept = before.get("refs", [])
-    rewritten = bool(kept) and refs[: len(kept)] != kept
+    keys = [sent_key(message) for message in messages]
+    known = set(before.get("keys", []))
+    new = [key not in known for key in keys]
+    kept = before.get("keys", [])
+    rewritten = bool(kept) and keys[: len(kept)] != kept
     sizes = [estimate_message(message) for message in messages]
     total = estimate_request(system, messages, tools)  # the figure the turn's bar shows
     summary = words["sent" if len(messages) != 1 else "sent one"].format(
