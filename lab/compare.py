@@ -40,7 +40,8 @@ from llm.cli import fresh_folder, load_env_file
 from llm.errors import ModelError
 from llm.spec import load_model
 
-from . import figures, report, view
+from . import report, view
+from .chapters import chapters
 from .progress import Progress
 from .runs import Job, Limits, Live, Record, Replayed, Scripted, Source, cassette_path, run_job
 from .tasks import Task, TaskError, featured_names, load_task
@@ -166,7 +167,7 @@ def finished_line(record: Record) -> str:
 
 def chapter_names(spec: str | None) -> list[str]:
     """`v0,v1` or `v0_react_text,v1_tool_loop` as chapter packages; all of them by default."""
-    existing = figures.chapters()
+    existing = chapters()
     if not spec:
         return existing
     names = []
@@ -463,7 +464,7 @@ def tables(
 
 def offline_records(task: str, window: int | None, scratch: Path) -> list[Record]:
     """Every chapter's scripted run of one task, checked: what a lab figure is made from."""
-    jobs, _ = plan([load_task(task)], figures.chapters(), 1, Scripted())
+    jobs, _ = plan([load_task(task)], chapters(), 1, Scripted())
     quiet = Progress(io.StringIO())
     return compare(jobs, Scripted(), window=window, progress=quiet, scratch=scratch).records
 

@@ -39,11 +39,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from llm import Console, Message, Model, Reply, RunResult, Usage
 from llm.cassette import ReplayModel, for_child, read_cassette
-from llm.cli import Chapter, copy_private, fresh_folder
+from llm.cli import copy_private, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
@@ -55,11 +55,12 @@ from v4_memory.prompt import assemble, shared_prefix_tokens
 from v4_memory.session import SESSIONS_DIR, SessionStore
 from v4_memory.skills import find_skills, listing_vs_loading
 
+from .chapters import chapter, chapters
+from .compare import offline_records
+from .report import task_table
+from .runs import Record
 from .token_check import definitions, first_bytes
 from .words import word
-
-if TYPE_CHECKING:  # lab.runs imports this module
-    from lab.runs import Record
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -100,18 +101,6 @@ def about(value: int) -> str:
 
 
 # --- running a chapter's demo, watching each turn --------------------------------------
-
-
-def chapters() -> list[str]:
-    """The chapter packages that have a command line, in order: v0_react_text, v1_tool_loop, …"""
-    return sorted(p.parent.name for p in REPO.glob("v[0-9]_*/__main__.py"))
-
-
-def chapter(name: str) -> Chapter:
-    """What the chapter's `__main__.py` tells the shared command line about it."""
-    if name not in chapters():
-        raise SystemExit(f"no chapter '{name}'; the chapters are {', '.join(chapters())}")
-    return importlib.import_module(f"{name}.__main__").CHAPTER
 
 
 @dataclass
@@ -703,8 +692,6 @@ def lab_records(task: str, window: int | None) -> list[Record]:
     In the scratch folder, like the demo runs, so the runs' folder is always the first
     numbered one (lab-compare-1) whatever else the temporary folder holds.
     """
-    from lab.compare import offline_records  # lab.compare reads chapters() from this module
-
     with scratch_folder() as scratch:
         return offline_records(task, window, scratch)
 
@@ -712,7 +699,6 @@ def lab_records(task: str, window: int | None) -> list[Record]:
 def compare_table(task: str, window: str = "", lang: str = "en") -> str:
     """The table `python -m lab compare --task TASK [--window TOKENS]` prints offline, without
     its wall times, which differ on every run."""
-    from lab.report import task_table
 
     records = lab_records(task, int(window) if window else None)
     return stamp() + "\n" + task_table(records, wall=False, lang=lang)

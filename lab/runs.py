@@ -40,7 +40,7 @@ from llm.errors import (
 from llm.spec import load_model
 from llm.tokens import estimate_request
 
-from . import figures
+from .chapters import chapter as chapter_of
 from .tasks import Task, check, shown
 
 
@@ -358,7 +358,7 @@ def run_job(
     The copy is a numbered folder inside `folder`, so the paths the tools print, and
     with them the token estimates, are the same on every comparison.
     """
-    chapter = figures.chapter(job.chapter)
+    chapter = chapter_of(job.chapter)
     workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
     copy_private(job.task.workspace, workdir)
     limits = limits or Limits()

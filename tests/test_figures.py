@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from lab import figures
+from lab.chapters import chapters
 from llm.tokens import estimate_message, estimate_request
 from v0_react_text.parser import Action, FormatError, parse
 
@@ -74,7 +75,7 @@ def test_an_unknown_figure_is_named_in_the_error() -> None:
         figures.render("demo-turns v9_nothing")
 
 
-@pytest.mark.parametrize("chapter", figures.chapters())
+@pytest.mark.parametrize("chapter", chapters())
 def test_turn_table_adds_up_to_what_the_command_line_reports(chapter: str) -> None:
     """The figure's run and `python -m CHAPTER --demo` are the same run, figure for figure."""
     output = figures.render(f"demo-output {chapter}")

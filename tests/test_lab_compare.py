@@ -19,6 +19,7 @@ import pytest
 
 from lab import compare, plots, view
 from lab.__main__ import main as lab_main
+from lab.chapters import chapters
 from lab.progress import Progress
 from lab.report import width, wilson
 from lab.runs import Job, Scripted, run_job
@@ -708,7 +709,7 @@ def test_flags_that_cannot_work_are_one_line(
 
 def test_chapters_are_named_short_or_long() -> None:
     assert compare.chapter_names("v1, v0_react_text") == ["v1_tool_loop", "v0_react_text"]
-    assert compare.chapter_names(None) == compare.figures.chapters()
+    assert compare.chapter_names(None) == chapters()
 
 
 def test_the_lab_command_lists_tasks_and_explains_itself(capsys: pytest.CaptureFixture) -> None:

@@ -104,3 +104,81 @@ def test_benchmark_prints_its_figures() -> None:
     assert "start-up" in done.stdout and "loop overhead per turn: median" in done.stdout
     assert "token estimate: " in done.stdout and "1,000-message request" in done.stdout
     assert "read_file limit=2 on a 200 MB file: median" in done.stdout
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Which of the project's modules each of its modules imports, read with `ast`.
+
+    Every import counts, wherever it stands: at the top, inside a function, or under
+    `if TYPE_CHECKING:`. An import put off into a function still makes one module need the
+    other, and a type-only import still says the two know each other; leaving either out would
+    let a cycle hide behind the trick that dodges it at run time. A relative import is resolved
+    against its package; `from package import name` points at `package.name` when that is a
+    module of ours, and at the package itself otherwise. The demo workspaces are the learner's
+    files, not the course's modules, and are left out.
+    """
+    paths = {}
+    for top in ("llm", "machine", "lab", *(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())):
+        for path in (REPO / top).rglob("*.py"):
+            if "demo" not in path.relative_to(REPO).parts:
+                paths[module_name(path)] = path
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            graph[name] |= {target for target in targets if target in paths and target != name}
+    return graph
+
+
+def a_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph as the modules along it, first one repeated; empty when none."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        if name in path:
+            return [*path[path.index(name) :], name]
+        if name in done:
+            return []
+        path.append(name)
+        for target in sorted(graph[name]):
+            if found := visit(target):
+                return found
+        path.pop()
+        done.add(name)
+        return []
+
+    for name in sorted(graph):
+        if found := visit(name):
+            return found
+    return []
+
+
+def test_no_module_imports_itself_round_a_cycle() -> None:
+    graph = import_graph()
+    assert {"lab.compare", "llm.cassette", "machine.files", "v4_memory.agent"} <= graph.keys()
+    assert "lab.runs" in graph["lab.compare"], "relative imports are resolved"
+    assert not (cycle := a_cycle(graph)), "import cycle: " + " -> ".join(cycle)
+
+
+def test_a_cycle_is_named() -> None:
+    assert a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert a_cycle({"a": {"b"}, "b": set()}) == []
