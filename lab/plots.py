@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .report import aligned
 from .runs import Record
+from .words import word
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -203,14 +204,15 @@ def source_of(records: list[Record], lang: str) -> str:
     """Where the replies came from, in a few words, for a figure's title."""
     kinds = sorted({record.provenance for record in records})
     models = sorted({record.model for record in records if record.provenance != "scripted"})
-    t = translator(lang)
+    translator(lang)  # refuses a language other than en and zh
     words = {
-        "scripted": t("scripted replays, not a measurement", "手写录像带的回放，不是测量"),
-        "recorded": t("recorded runs of {}, replayed", "{} 的录制运行，回放"),
-        "live": t("live runs of {}", "{} 的在线运行"),
+        "scripted": "scripted replays, not a measurement",
+        "recorded": "recorded runs of {}, replayed",
+        "live": "live runs of {}",
     }
     shown = ", ".join(models)
-    return t("; ", "；").join(words.get(kind, kind).format(shown) for kind in kinds)
+    parts = (word(words.get(kind, kind), lang).format(shown) for kind in kinds)
+    return word("; ", lang).join(parts)
 
 
 def turn_of_call(messages: list[dict], call_id: str) -> int:

@@ -1,5 +1,6 @@
 """The lab's words in Chinese: headers and cells of its tables, in the terminal and in the
-Chinese docs' figures, one translation for each, so the two never disagree."""
+Chinese docs' figures, the labels of the runs' page and of the notebooks' plots; one
+translation for each, so they never disagree."""
 
 ZH = {
     "chapter": "章",
@@ -90,7 +91,73 @@ ZH = {
     "all agents": "全部智能体",
     "kept in its own context (tokens)": "留在它自己上下文里（token）",
     "reached the parent (tokens)": "到达父智能体（token）",
+    # the runs' page of `python -m lab view`
+    "Runs side by side": "各章运行并排对照",
+    "written": "生成于",
+    "replies": "回复来自",
+    "context window: {:,} tokens": "上下文窗口：{:,} token",
+    ": ": "：",
+    "; ": "；",
+    "interrupted: only the runs that finished": "已中断：只有跑完的运行",
+    "Tasks": "任务",
+    "Task": "任务",
+    "(brings out chapter {})": "（突出第 {} 章）",
+    "Context at each turn (tokens)": "每一轮的上下文（token）",
+    "{}, turn {}: {} tokens": "{}，第 {} 轮：{} token",
+    "Show only the differences": "只看不同之处",
+    (
+        "hides the turns where every run called the same tools in the same order (key d)"
+    ): "隐藏每次运行都按同样顺序调用同样工具的轮（快捷键 d）",
+    (
+        "↑ ↓ turn by turn in every column · d: only the differences · o: open the row's tool calls"
+    ): "↑ ↓ 所有列一起逐轮移动 · d：只看不同之处 · o：展开这一行的工具调用",
+    "arguments": "参数",
+    "no result: the run ended here": "没有结果：运行在这里结束",
+    "answer": "答案",
+    "format error": "格式错误",
+    "invented observation, discarded": "编造的观察，已丢弃",
+    "plan updated": "计划已更新",
+    "added to the results": "附在工具结果之后",
+    "compaction": "压缩",
+    "the loop stopped": "循环停止",
+    "stage {}: {} → {} tokens": "第 {} 阶段：{} → {} token",
+    "recalled memories": "检索到的记忆",
+    "child agent": "子智能体",
+    "child agent ({})": "子智能体（{}）",
+    "{} · {} turns · {} tool calls · {} tokens in": "{} · {} 轮 · {} 次工具调用 · 输入 {} token",
+    "ended": "已结束",
+    "… {:,} more characters not shown": "……还有 {:,} 个字符未显示",
+    "scripted cassette": "手写的录像带",
+    "recorded run": "录制的运行",
+    "live run": "在线运行",
+    "run {}": "第 {} 次",
+    "No run finished: there is nothing to show.": "没有跑完的运行：没有可显示的内容。",
+    "Side by side:": "并排对照：",
+    (
+        "tick the runs to compare; the task's own chapter and the one before it come first"
+    ): "勾选要对照的运行；任务所突出的那一章和它前一章排在最前",
+    "context window": "上下文窗口",
+    "chapter 4's budget": "第 4 章的预算",
+    "compaction before turn {}": "第 {} 轮之前压缩",
+    "what was sent: {} messages, {} tokens": "发送的内容：{} 条消息，{} token",
+    "what was sent: {} message, {} tokens": "发送的内容：{} 条消息，{} token",
+    "{} new": "新增 {} 条",
+    "rewritten since the turn before": "与上一轮相比有改写",
+    "system prompt": "系统提示词",
+    "tokens": "token",
+    "the same as at turn {}": "与第 {} 轮相同",
+    "tools offered": "提供的工具",
+    "messages": "消息",
+    "new": "新增",
+    "records": "记录文件",
+    # the notebooks' plots (lab/plots.py)
+    "scripted replays, not a measurement": "手写录像带的回放，不是测量",
+    "recorded runs of {}, replayed": "{} 的录制运行，回放",
+    "live runs of {}": "{} 的在线运行",
 }
+
+
+LANGS = ("en", "zh")
 
 
 def word(text: str, lang: str) -> str:
