@@ -47,6 +47,7 @@ from llm.cli import copy_private, fresh_folder
 from llm.openai_model import from_chat_message, to_chat_messages, to_chat_tools
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message, estimate_text
+from llm.wrapper import Wrapper
 from machine import USER_ID, ToolError, hold, private_folder
 from v1_tool_loop.tools import OUTPUT_LIMIT, TOOLS
 from v2_todos.todos import MARKS
@@ -113,29 +114,19 @@ class Turn:
     warnings: list[str] = field(default_factory=list)
 
 
-class WatchedModel:
+class WatchedModel(Wrapper):
     """Passes every call on to a model and keeps the reply and the size of the request."""
 
     def __init__(self, inner: Model) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.turns: list[Turn] = []
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
-        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+    def after(self, reply: Reply, system: str, tools: list[dict] | None) -> None:
         request = {
             "system prompt": len(system),
             "tool schemas": len(json.dumps(tools, ensure_ascii=False)) if tools else 0,
         }
         self.turns.append(Turn(reply, request))
-        return reply
 
     def child(self, key: str) -> Model:
         """A child agent's model (chapter 3): its own section, not watched, since the

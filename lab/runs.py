@@ -39,6 +39,7 @@ from llm.errors import (
 )
 from llm.spec import load_model
 from llm.tokens import estimate_request
+from llm.wrapper import Wrapper
 
 from .chapters import chapter as chapter_of
 from .tasks import Task, check, shown
@@ -205,7 +206,7 @@ def _ignore(turn: int, tokens: int, estimated: bool) -> None:
 # --- the two wrappers -------------------------------------------------------------------
 
 
-class Windowed:
+class Windowed(Wrapper):
     """A model whose context window is `context_window` tokens, by the course's estimate.
 
     A request estimated above it raises ContextTooLong before it reaches the model,
@@ -215,32 +216,23 @@ class Windowed:
     """
 
     def __init__(self, inner: Model, context_window: int) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.context_window = context_window
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
+    def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
         size = estimate_request(system, messages, tools)
         if size > self.context_window:
             raise ContextTooLong(
                 f"the request is ≈{size:,} tokens and the context window is "
                 f"{self.context_window:,} (--window): the conversation no longer fits"
             )
-        return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
     def child(self, key: str) -> Windowed:
         """A child agent's model (chapter 3) has the same window as its parent's."""
         return Windowed(for_child(self.inner, key), self.context_window)
 
 
-class Watched:
+class Watched(Wrapper):
     """Reports every turn to `on_turn(turn, tokens so far, estimated)`; raises
     KeyboardInterrupt inside the run once `stopping` is set, so that a run in a worker
     thread stops as a Ctrl-C stops one in the main thread.  It keeps the model error
@@ -254,8 +246,7 @@ class Watched:
         stopping: threading.Event,
         reply_cap: int | None = None,
     ) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.on_turn = on_turn
         self.stopping = stopping
         self.reply_cap = reply_cap

@@ -13,40 +13,32 @@ spends from its parent's budget.
 
 from __future__ import annotations
 
-from .cassette import for_child
 from .errors import ModelError
 from .types import Message, Model, Reply
+from .wrapper import Wrapper, for_child
 
 
 class BudgetSpent(ModelError):
     """The run has used the tokens `--max-tokens-total` allows it."""
 
 
-class Budgeted:
+class Budgeted(Wrapper):
     """`inner`, refusing any call once the run's tokens (input plus output) reach `limit`."""
 
     def __init__(self, inner: Model, limit: int, spent: list[int] | None = None) -> None:
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.limit = limit
         self.spent = spent if spent is not None else [0]  # one counter, shared with children
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
+    def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
         if self.spent[0] >= self.limit:
             raise BudgetSpent(
                 f"stopped before the next call: the run has used {self.spent[0]:,} tokens "
                 f"and --max-tokens-total allows {self.limit:,}"
             )
-        reply = self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
+
+    def after(self, reply: Reply, system: str, tools: list[dict] | None) -> None:
         self.spent[0] += reply.usage.input_tokens + reply.usage.output_tokens
-        return reply
 
     def child(self, key: str) -> Budgeted:
         return Budgeted(for_child(self.inner, key), self.limit, self.spent)

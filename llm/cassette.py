@@ -30,6 +30,7 @@ from .errors import CassetteError
 from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
 from .types import RUNTIME_TAG, STOP_REASONS, Message, Model, Reply, unique_call_ids
+from .wrapper import Wrapper, for_child
 
 FORMAT = "cassette/1"
 NOTE_VARIABLE = "AGENT_RECORD_SETUP"  # kept in a recording's header as "setup"
@@ -333,7 +334,7 @@ class ReplayModel:
         return check_tool_calls(reply, tools)  # a recorded call left in text stops here too
 
 
-class RecordingModel:
+class RecordingModel(Wrapper):
     """Wraps a live Model and saves every reply to a cassette, without ever losing one.
 
     Replies go to a temporary file beside the cassette (`partial`), one whole line
@@ -344,9 +345,8 @@ class RecordingModel:
     """
 
     def __init__(self, inner: Model, path: str | Path, *, chapter: str, task: str | None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.path = Path(path)
-        self.name = inner.name
         self.replies = 0
         self.key: str | None = None  # set on the recorder of a child's section
         self._lock = threading.Lock()  # children record from their own threads
@@ -454,17 +454,6 @@ def section_owner(key: str) -> str:
     if kind in SIDE_CALLS:
         return f"{SIDE_CALLS[kind]} side call {key}"
     return f"the child of call {key}"
-
-
-def for_child(model: Model, key: str) -> Model:
-    """The model a child agent started by tool call `key` talks to.
-
-    A replay or a recording gives the child its own section of the cassette; a live
-    model simply serves the child too (the SDK clients are safe to share between
-    threads).  Wrappers that pass calls on (the lab's, say) offer `child` as well.
-    """
-    child = getattr(model, "child", None)
-    return child(key) if callable(child) else model
 
 
 def _check_record_target(path: Path, inner: Model) -> None:

@@ -21,6 +21,7 @@ from llm.cassette import ReplayModel
 from llm.errors import ContextTooLong, ModelError
 from llm.tokens import estimate_request
 from llm.types import Message, Reply, Usage
+from llm.wrapper import Wrapper
 from tests.fake_provider import FakeProvider, anthropic_error, anthropic_message, text
 from tests.test_session import assert_valid_request
 from v4_memory.context import (
@@ -74,26 +75,17 @@ def output(tool_id: str, chars: int) -> str:
     return "\n".join(lines)
 
 
-class Summariser:
+class Summariser(Wrapper):
     """The model, faked: scripted summaries in order, each request kept for the test to read."""
-
-    name = "replay:memory"
 
     def __init__(self, *summaries: str, stop_reason: str = "end_turn") -> None:
         replies = [Reply([{"type": "text", "text": summary}], stop_reason) for summary in summaries]
-        self.replay = ReplayModel(replies)
+        super().__init__(ReplayModel(replies))
+        self.name = "replay:memory"
         self.requests: list[dict[str, Any]] = []
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
+    def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
         self.requests.append({"system": system, "messages": messages, "tools": tools})
-        return self.replay.complete(system, messages, tools, stop, max_tokens)
 
 
 def tool_turn(session: Session, chars: int = 2_000) -> None:

@@ -19,10 +19,11 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm import Console, Message, Model, Reply, RunResult, Usage
+from llm import Console, Message, Model, RunResult, Usage
 from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
+from llm.wrapper import Wrapper
 from machine import ToolError, cap_output, stop_running_commands
 from v1_tool_loop.tools import ToolResult
 from v2_todos.todos import PlanRunResult
@@ -135,7 +136,7 @@ def child_report(kind: str, child: RunResult) -> str:
     )
 
 
-class StoppableModel:
+class StoppableModel(Wrapper):
     """A child's model, which stops the child at its next call once `stop` is set (Ctrl-C).
 
     Ctrl-C reaches only the main thread; the children, in threads of their own, learn
@@ -143,19 +144,12 @@ class StoppableModel:
     """
 
     def __init__(self, inner: Model, stop: threading.Event) -> None:
-        self.inner, self.stop, self.name = inner, stop, inner.name
+        super().__init__(inner)
+        self.stop = stop
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict[str, Any]] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
+    def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
         if self.stop.is_set():
             raise KeyboardInterrupt
-        return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
 
 @dataclass
