@@ -201,7 +201,8 @@ def load_env_file() -> str | None:
         ) from None
     except OSError as exc:
         raise UsageError(f"cannot read ./.env: {exc.strerror}") from None
-    if os.name == "posix" and path.stat().st_mode & 0o044:
+    # Only where a system has users and modes (not Windows, whose files all read 0o666).
+    if hasattr(os, "getuid") and path.stat().st_mode & 0o044:
         print(
             "warning: ./.env can be read by other users of this machine, and it may hold "
             "an API key: run `chmod 600 .env`",
