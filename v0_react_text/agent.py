@@ -138,10 +138,9 @@ def run(
             # Only what the model may say goes into the conversation: an invented
             # Observation kept here would read, next turn, like a real tool result.
             messages.append({"role": "assistant", "content": text or EMPTY_REPLY})
-            notes: list[str] = []
+            notes = [INVENTED_NOTE] if invented else []
             if invented:
                 result.hallucinated_observations += 1
-                notes.append(INVENTED_NOTE)
                 console.warn(f"the model invented an Observation; discarded {glimpse(invented)}")
             if reply.stop_reason == "max_tokens":  # cut off: what it began to write never ran
                 return result.ended("max_tokens")
