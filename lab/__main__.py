@@ -5,6 +5,7 @@
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
     python -m lab bench [--quick]                                   the benchmarks
+    python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
 
 `python -m lab compare --help` lists the comparison's flags.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from . import compare, exercise, figures, view
+from . import compare, exercise, figures, shape, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -62,6 +63,8 @@ def main(argv: list[str]) -> int:
         return tasks()
     if command == "bench":
         return run_benchmarks(rest)
+    if command == "shape":
+        return shape.main(rest)
     if command == "figures":
         return figures.main(rest)
     if command == "exercise":

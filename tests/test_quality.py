@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from lab import shape
+from lab.shape import a_cycle, import_graph
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,24 +47,6 @@ def test_layers_point_one_way() -> None:
         if chapter == "v0_react_text":
             later -= {"v1_tool_loop"}  # chapter 0 borrows chapter 1's tools, on purpose
         assert not imported & later, f"{chapter} imports a later chapter"
-
-
-OPERATING_SYSTEM_CALLS = re.compile(
-    r"\bimport (fcntl|msvcrt|gc|psutil|selectors)\b|os\.(killpg|setsid|pread|pwrite|O_NOFOLLOW"
-    r"|O_NONBLOCK|fchown|getuid)\b|/proc\b|start_new_session|signal\.SIGKILL"
-)
-
-
-def test_the_differences_between_systems_stay_in_machine() -> None:
-    """Chapters and the lab ask `machine` for what differs between Linux, macOS and Windows."""
-    found = []
-    for path in sorted(REPO.glob("[lv]*/**/*.py")):
-        if "demo" in path.parts or path.parts[len(REPO.parts)] in ("llm", "machine"):
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if OPERATING_SYSTEM_CALLS.search(line):
-                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
-    assert not found, "\n".join(found)
 
 
 def test_agent_loops_stay_short() -> None:
@@ -106,72 +90,6 @@ def test_benchmark_prints_its_figures() -> None:
     assert "read_file limit=2 on a 200 MB file: median" in done.stdout
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def import_graph() -> dict[str, set[str]]:
-    """Which of the project's modules each of its modules imports, read with `ast`.
-
-    Every import counts, wherever it stands: at the top, inside a function, or under
-    `if TYPE_CHECKING:`. An import put off into a function still makes one module need the
-    other, and a type-only import still says the two know each other; leaving either out would
-    let a cycle hide behind the trick that dodges it at run time. A relative import is resolved
-    against its package; `from package import name` points at `package.name` when that is a
-    module of ours, and at the package itself otherwise. The demo workspaces are the learner's
-    files, not the course's modules, and are left out.
-    """
-    paths = {}
-    for top in ("llm", "machine", "lab", *(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())):
-        for path in (REPO / top).rglob("*.py"):
-            if "demo" not in path.relative_to(REPO).parts:
-                paths[module_name(path)] = path
-    graph: dict[str, set[str]] = {name: set() for name in paths}
-    for name, path in paths.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*anchor, *([base] if base else [])])
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base
-                    for alias in node.names
-                ]
-            else:
-                continue
-            graph[name] |= {target for target in targets if target in paths and target != name}
-    return graph
-
-
-def a_cycle(graph: dict[str, set[str]]) -> list[str]:
-    """One cycle of the graph as the modules along it, first one repeated; empty when none."""
-    done: set[str] = set()
-    path: list[str] = []
-
-    def visit(name: str) -> list[str]:
-        if name in path:
-            return [*path[path.index(name) :], name]
-        if name in done:
-            return []
-        path.append(name)
-        for target in sorted(graph[name]):
-            if found := visit(target):
-                return found
-        path.pop()
-        done.add(name)
-        return []
-
-    for name in sorted(graph):
-        if found := visit(name):
-            return found
-    return []
-
-
 def test_no_module_imports_itself_round_a_cycle() -> None:
     graph = import_graph()
     assert {"lab.compare", "llm.cassette", "machine.files", "v4_memory.agent"} <= graph.keys()
@@ -182,3 +100,28 @@ def test_no_module_imports_itself_round_a_cycle() -> None:
 def test_a_cycle_is_named() -> None:
     assert a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
     assert a_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_tree_keeps_the_shape_that_keeps_each_chapter_readable() -> None:
+    """`python -m lab shape`: chapter sizes, chapter diffs, boundaries, the lab's modules."""
+    missed = [figure for figure in shape.measure() if not figure.ok]
+    assert not missed, "\n".join(
+        f"{figure.name}: {figure.value} (target {figure.target}) {list(figure.problems)}"
+        for figure in missed
+    )
+
+
+def test_the_shape_check_sees_what_would_break_a_chapter(tmp_path: Path) -> None:
+    """The measures themselves: a long function, a diff and machinery are all found."""
+    long = tmp_path / "long.py"
+    long.write_text("def f():\n" + "    x = 1\n" * 70 + "\n\n    return x\n", encoding="utf-8")
+    assert shape.functions(long) == [("f", 72)]
+    before, after = tmp_path / "a.py", tmp_path / "b.py"
+    before.write_text("one\ntwo\nthree\n", encoding="utf-8")
+    after.write_text("one\n2\nthree\nfour\n", encoding="utf-8")
+    assert shape.changed_lines(before, after) == 3
+    for line in ("import fcntl", "os.killpg(pid, 9)", "os.pread(fd, 10, 0)", "gc.disable()",
+                 "open('/proc/1/environ')", "import msvcrt"):  # fmt: skip
+        assert shape.MACHINERY.search(line), line
+    assert shape.ID_KEYED.search("cache[id(message)] = 1")
+    assert not shape.ID_KEYED.search("session.id, message_id(x), store.id()")
