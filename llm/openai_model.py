@@ -304,6 +304,6 @@ def tool_input(arguments: Any) -> dict[str, Any]:
         return {INVALID_JSON: json.dumps(arguments)}
     try:
         parsed = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # broken, or nested past Python's stack
         parsed = None
     return parsed if isinstance(parsed, dict) else {INVALID_JSON: arguments}

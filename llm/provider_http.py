@@ -126,7 +126,7 @@ def json_object(response: Any, base_url_variable: str, address: str) -> dict[str
     check = f"is {base_url_variable} the API address ({address})"
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # broken, or nested past Python's stack
         if body.lstrip().startswith("<"):
             raise ModelError(
                 f"the server at {url} answered with HTML, not JSON: {check}, not a web page?"

@@ -91,7 +91,7 @@ def calls_in_text(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
         if name in names and isinstance(arguments, dict):
             calls.append((name, arguments))
@@ -112,6 +112,8 @@ def json_objects(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             position = start + 1
             continue
+        except RecursionError:  # nested deeper than Python's stack: no call is written so
+            break
         if isinstance(value, dict):
             found.append(value)
         position = end

@@ -370,12 +370,16 @@ def test_openai_finish_reason_is_mapped(
     assert reply.stop_reason == expected
 
 
+DEEP = '{"a": ' * 100_000 + "1" + "}" * 100_000  # a hostile server's arguments
+
+
 def test_openai_bad_arguments_missing_ids_and_missing_usage_do_not_crash(
     fake_provider: FakeProvider, openai_model: OpenAIModel
 ) -> None:
     calls = [
         openai_tool_call("call_abc", "bash", '{"command": "ls"'),  # cut off mid-object
         openai_tool_call(None, "read_file", '["a.py"]'),  # valid JSON, but not an object
+        openai_tool_call("call_deep", "bash", DEEP),  # valid JSON, deeper than Python's stack
     ]
     fake_provider.reply(openai_completion(None, calls, finish_reason="tool_calls", usage=None))
 
@@ -384,6 +388,7 @@ def test_openai_bad_arguments_missing_ids_and_missing_usage_do_not_crash(
     assert reply.content == [
         tool_use("call_abc", "bash", {"_invalid_json": '{"command": "ls"'}),
         tool_use("call_0", "read_file", {"_invalid_json": '["a.py"]'}),
+        tool_use("call_deep", "bash", {"_invalid_json": DEEP}),
     ]
     assert reply.usage == Usage(0, 0)
 

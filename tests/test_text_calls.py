@@ -43,6 +43,8 @@ def test_the_shapes_local_models_write_are_found(text: str) -> None:
         'The config is {"name": "bash"} and nothing else.',  # no arguments: not a call
         '{"name": "bash", "arguments": "ls -l"}',  # arguments that are not an object
         "A brace { that opens nothing.",
+        '{"a": ' * 100_000 + "1" + "}" * 100_000,  # nested past Python's stack
+        '{"name": "bash", "arguments": "' + "[" * 100_000 + "]" * 100_000 + '"}',
     ],
 )
 def test_text_that_is_not_a_call_is_left_alone(text: str) -> None:
