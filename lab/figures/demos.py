@@ -1,4 +1,7 @@
-"""Running a chapter's demo for a figure: in a private scratch folder at a fixed place, with a
+"""Running what a figure measures: a chapter's demo, or the lab's scripted runs of a task.
+
+Every run happens in a private scratch folder at a fixed place, so that the paths in tool
+output, and with them the token figures, are the same on every machine.  A demo runs with a
 watched model and a silent console that file every tool call under the turn that made it."""
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ A doc marks a generated block with two HTML comments, which Markdown does not sh
 
 Blocks in `docs/zh` get Chinese headers, all others English.  When the code changes
 (a new cassette, a new token estimate, one more chapter), `--update` brings every
-doc up to date in one go, and the docs tests fail until someone runs it.
+doc up to date in one go, and the docs tests fail until someone runs it.  `FIGURES`
+names every figure and the function that prints it, in the module of its chapter.
 
 Figures that run a demo depend on what the tools print, and that depends a little
 on the Python version (a traceback's layout, unittest's test names).  They carry a
