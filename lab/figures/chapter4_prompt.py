@@ -168,46 +168,44 @@ def bm25_example(lang: str = "en") -> str:
     with tempfile.TemporaryDirectory() as root:
         store = MemoryStore(root, sync=False)
         ids = {store.add(text): name for name, text in EXAMPLE_MEMORIES.items()}
-        index = store.index
-        total = len(index.lengths)
-        average = index.total_length / total
+        average = store.index.total_length / len(store.index.lengths)
         rows = [
             [name, text, " ".join(f"`{t}`" for t in tokenize(text)), str(len(tokenize(text)))]
             for name, text in EXAMPLE_MEMORIES.items()
         ]
         rows.append([word("average length", lang), "", "", f"{average:.2f}"])
         parts = [table([word(h, lang) for h in ["memory", "text", "its terms", "length"]], rows)]
-        for query in EXAMPLE_QUERIES:
-            terms = list(dict.fromkeys(tokenize(query)))
-            scores = dict.fromkeys(ids, 0.0)
-            rows = []
-            for term in terms:
-                postings = index.postings.get(term, {})
-                weight = idf(len(postings), total)
-                row = [f"`{term}`", str(len(postings)), f"{weight:.3f}" if postings else "—"]
-                for memory_id in ids:
-                    if memory_id in postings:
-                        share = bm25_term(
-                            weight, postings[memory_id], index.lengths[memory_id], average
-                        )
-                        scores[memory_id] += share
-                        row.append(f"{share:.3f}")
-                    else:
-                        row.append("—")
-                rows.append(row)
-            found = {hit.id: hit.score for hit in store.search(query, k=total)}
-            if found != {i: s for i, s in scores.items() if s}:
-                raise RuntimeError(f"the shares of {query!r} do not add up to the store's scores")
-            rows.append(
-                [
-                    word("score", lang),
-                    "",
-                    "",
-                    *(f"**{s:.3f}**" if s else "—" for s in scores.values()),
-                ]
-            )
-            colon = "：" if lang == "zh" else ": "
-            heading = f"{word('query', lang)}{colon}`{query}`"
-            headers = [word("term", lang), "n", "idf", *ids.values()]
-            parts.append(heading + "\n\n" + table(headers, rows))
+        parts += [query_shares(store, ids, query, lang) for query in EXAMPLE_QUERIES]
     return "\n\n".join(parts)
+
+
+def query_shares(store: MemoryStore, ids: dict[str, str], query: str, lang: str) -> str:
+    """One query's table: every term's share of every memory's score, then the scores, which
+    must be those the store's own search returns.  `ids` names the memories: A, B, C."""
+    index = store.index
+    total = len(index.lengths)
+    average = index.total_length / total
+    scores = dict.fromkeys(ids, 0.0)
+    rows = []
+    for term in dict.fromkeys(tokenize(query)):
+        postings = index.postings.get(term, {})
+        weight = idf(len(postings), total)
+        row = [f"`{term}`", str(len(postings)), f"{weight:.3f}" if postings else "—"]
+        for memory_id in ids:
+            if memory_id in postings:
+                share = bm25_term(weight, postings[memory_id], index.lengths[memory_id], average)
+                scores[memory_id] += share
+                row.append(f"{share:.3f}")
+            else:
+                row.append("—")
+        rows.append(row)
+    found = {hit.id: hit.score for hit in store.search(query, k=total)}
+    if found != {i: s for i, s in scores.items() if s}:
+        raise RuntimeError(f"the shares of {query!r} do not add up to the store's scores")
+    rows.append(
+        [word("score", lang), "", "", *(f"**{s:.3f}**" if s else "—" for s in scores.values())]
+    )
+    colon = "：" if lang == "zh" else ": "
+    heading = f"{word('query', lang)}{colon}`{query}`"
+    headers = [word("term", lang), "n", "idf", *ids.values()]
+    return heading + "\n\n" + table(headers, rows)
