@@ -294,7 +294,7 @@ def test_the_scratch_folder_is_its_users_own(
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
-    monkeypatch.setattr(figures, "MEASURING", shared)
+    monkeypatch.setattr(figures.demos, "MEASURING", shared)  # where scratch_folder reads it
     refused = pytest.raises(SystemExit, match="is not a private folder of yours")
     with refused, figures.scratch_folder():
         pass

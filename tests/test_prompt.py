@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lab.figures.chapter4_prompt import shared_prefix_tokens
 from llm.tokens import estimate_text
 from llm.types import RUNTIME_TAG
 from v4_memory.memory import MemoryStore
@@ -28,7 +29,6 @@ from v4_memory.prompt import (
     cut_to,
     describe,
     runtime,
-    shared_prefix_tokens,
     with_runtime,
 )
 from v4_memory.skills import find_skills, skills_index
@@ -300,13 +300,6 @@ def test_stable_layers_first_keep_the_longest_cached_prefix(project: Path) -> No
     # Reversed, the standing memory still comes first, and then the recall differs:
     # every stable layer is lost to the cache, and only the standing memory is kept.
     assert backwards <= shared - stable, "volatile layers first leave little to cache"
-
-
-def test_shared_prefix_counts_the_identical_start_only() -> None:
-    assert shared_prefix_tokens("same start, then one", "same start, then two") == estimate_text(
-        "same start, then "
-    )
-    assert shared_prefix_tokens("abc", "xyz") == 0
 
 
 # --- /prompt ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Chapter 4's skills: front matter, the index, load_skill through the tool door, costs."""
+"""Chapter 4's skills: front matter, the index, load_skill through the tool door."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from llm.tokens import estimate_text, estimate_tool
 from v1_tool_loop.tools import run_tool
 from v4_memory.skills import (
     BUNDLED,
     LOAD_SKILL_TOOL,
     MAX_DESCRIPTION,
     find_skills,
-    listing_vs_loading,
     load_skill,
     parse_front_matter,
     read_skill,
@@ -26,7 +24,6 @@ HANDLERS = {"load_skill": load_skill}
 # here, only a skill that keeps the rules below (docs/en/teaching.md, section 4).
 BUNDLED_NAMES = sorted(p.name for p in BUNDLED.iterdir() if (p / "SKILL.md").is_file())
 PAGE_LINES = 60  # a skill's body fits on a page: longer instructions are read past
-SAVING = 5  # the body is at least five times its index line, or listing it saves nothing
 
 
 def call_load_skill(workdir: Path, args: object):
@@ -199,35 +196,3 @@ def test_an_unknown_skill_is_an_error_result_listing_the_skills(tmp_path: Path) 
 def test_a_malformed_call_is_an_error_result(tmp_path: Path) -> None:
     result = call_load_skill(tmp_path, {"skill": "write-test"})
     assert result.is_error and "missing argument(s): name" in result.content
-
-
-# --- what listing saves ----------------------------------------------------------------
-
-
-def test_listing_costs_a_line_per_skill_and_loading_costs_the_body(tmp_path: Path) -> None:
-    skills, _ = find_skills(tmp_path)
-    costs = listing_vs_loading(skills)
-    assert [name for name, _, _ in costs.per_skill] == BUNDLED_NAMES
-    for name, listed, loaded in costs.per_skill:
-        assert listed == estimate_text(f"- {name}: {skills[name].description}")
-        assert loaded == estimate_text(skills[name].body)
-        assert listed * SAVING < loaded, (
-            f"v4_memory/skills/{name}/SKILL.md: its body ({loaded} tokens) is under {SAVING} "
-            f"times its index line ({listed}): listing it saves nothing; write more, or put "
-            "it in the prompt"
-        )
-    assert costs.listing == estimate_text(skills_index(skills)) + estimate_tool(LOAD_SKILL_TOOL)
-    assert costs.listing < costs.everything
-    assert costs.everything >= sum(loaded for _, _, loaded in costs.per_skill)
-
-
-def test_one_more_skill_adds_its_line_to_the_listing_and_its_body_to_everything(
-    tmp_path: Path,
-) -> None:
-    before = listing_vs_loading(find_skills(tmp_path)[0])
-    body = "1. Tag the release.\n2. Push the tag.\n3. Watch the pipeline."
-    write_skill(tmp_path / ".agent" / "skills" / "deploy", skill_text("deploy", "Ship.", body))
-    after = listing_vs_loading(find_skills(tmp_path)[0])
-    line = estimate_text("- deploy: Ship.")
-    assert line <= after.listing - before.listing <= line + 1
-    assert after.everything - before.everything >= estimate_text(body)

@@ -199,15 +199,6 @@ def describe(layers: Sequence[Layer], note: Layer) -> str:
     return "\n".join(rows) + "\n\n" + shown + note.text
 
 
-def shared_prefix_tokens(before: str, after: str) -> int:
-    """Tokens at the start of two prompts that are identical: what a prefix cache can reuse.
-
-    An upper bound: providers cache in steps (OpenAI in blocks of 128 tokens,
-    Anthropic up to a marked breakpoint), so the part they reuse ends a little earlier.
-    """
-    return estimate_text(os.path.commonprefix([before, after]))
-
-
 # --- the layers read from files -----------------------------------------------------
 
 

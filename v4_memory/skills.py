@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llm.tokens import estimate_text, estimate_tool
 from machine import ToolError, read_agent_file
 
 BUNDLED = Path(__file__).parent / "skills"
@@ -190,33 +189,3 @@ def load_skill(workdir: Path, name: str) -> str:
         listed = ", ".join(skills) or "none"
         raise ToolError(f"there is no skill named {name!r:.60}; the skills are: {listed}")
     return skills[name].body
-
-
-# --- what the two layers save -------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SkillCosts:
-    """Tokens that skills cost on every model call, listed against loaded whole.
-
-    `per_skill` holds (name, tokens of its index line, tokens of its body).
-    `listing` is what every call carries with two layers: the index and the
-    load_skill schema.  `everything` is what every call would carry if every body
-    sat in the prompt instead.  A loaded body is paid once more, in the turn that
-    needs it, and stays in the history from then on.
-    """
-
-    per_skill: list[tuple[str, int, int]]
-    listing: int
-    everything: int
-
-
-def listing_vs_loading(skills: Mapping[str, Skill]) -> SkillCosts:
-    """The figures behind the two layers, measured with the shared token estimate."""
-    per_skill = [
-        (skill.name, estimate_text(index_line(skill)), estimate_text(skill.body))
-        for skill in skills.values()
-    ]
-    listing = estimate_text(skills_index(skills)) + estimate_tool(LOAD_SKILL_TOOL)
-    everything = estimate_text("\n\n".join(skill.body for skill in skills.values()))
-    return SkillCosts(per_skill, listing, everything)

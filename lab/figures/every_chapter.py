@@ -1,0 +1,103 @@
+"""The figures every chapter shows alike: its demo turn by turn and as printed, all the demos
+side by side, what each chapter sends on every call, its code's size, and the lab's table."""
+
+from __future__ import annotations
+
+import functools
+
+from lab.chapters import chapters
+from lab.report import task_table
+from lab.words import word
+
+from .demos import demo_stdout, lab_records, run_demo
+from .markdown import REPO, listed, number, stamp, table
+
+
+def demo_turns(name: str, lang: str = "en") -> str:
+    """Turn by turn: why the reply ended, what the loop ran, and how the context grew."""
+    run = run_demo(name)
+    warned = any(turn.warnings for turn in run.turns)
+    headers = ["turn", "`stop_reason`", "tool calls", "context (tokens in)", "tokens out"]
+    headers += ["warnings"] if warned else []
+    rows = []
+    for index, turn in enumerate(run.turns, start=1):
+        calls = listed([f"`{tool}`" for tool in turn.tools], lang) or "—"
+        usage = turn.reply.usage
+        row = [str(index), f"`{turn.reply.stop_reason}`", calls]
+        row += [number(usage.input_tokens), number(usage.output_tokens)]
+        row += [listed([f"`{w}`" for w in turn.warnings], lang) or "—"] if warned else []
+        rows.append(row)
+    total = run.result.usage
+    calls = sum(len(turn.tools) for turn in run.turns)
+    last = [word("all turns", lang), "", str(calls), number(total.input_tokens)]
+    rows.append([*last, number(total.output_tokens), *([""] if warned else [])])
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
+
+
+def demo_summary(lang: str = "en") -> str:
+    """Every chapter's demo side by side: the same task, what each design spent on it."""
+    headers = ["chapter", "stop", "turns", "tool calls", "tokens in", "tokens out"]
+    rows = []
+    for name in chapters():
+        result = run_demo(name).result
+        usage = result.usage
+        rows.append(
+            [
+                f"{name[1]} · `{name}`",
+                f"`{result.stop}`",
+                str(result.turns),
+                str(result.tool_calls),
+                number(usage.input_tokens),
+                number(usage.output_tokens),
+            ]
+        )
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)
+
+
+def request_sizes(lang: str = "en") -> str:
+    """What each chapter sends before the task itself, on every call, in characters."""
+    headers = [
+        "chapter",
+        "system prompt (characters)",
+        "tool schemas (characters)",
+        "sent on every call (characters)",
+    ]
+    rows = []
+    for name in chapters():
+        first = run_demo(name).turns[0].request
+        fixed = first["system prompt"] + first["tool schemas"]
+        schemas = number(first["tool schemas"]) if first["tool schemas"] else word("none", lang)
+        rows.append(
+            [f"{name[1]} · `{name}`", number(first["system prompt"]), schemas, number(fixed)]
+        )
+    return table([word(h, lang) for h in headers], rows)
+
+
+def code_size(lang: str = "en") -> str:
+    """Non-blank lines of each chapter's code: the loop, and the files beside it."""
+    headers = ["chapter", "`agent.py`, non-blank lines", "other files"]
+    rows = []
+    for name in chapters():
+        sizes = {
+            path.name: sum(
+                1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            )
+            for path in sorted((REPO / name).glob("*.py"))
+        }
+        others = [f"`{file}` {n}" for file, n in sizes.items() if file != "agent.py" and n]
+        rows.append([f"{name[1]} · `{name}`", str(sizes.get("agent.py", 0)), listed(others, lang)])
+    return table([word(h, lang) for h in headers], rows)
+
+
+@functools.cache
+def demo_output(name: str, lang: str = "en") -> str:
+    """What `python -m NAME --demo` prints, run from the repository root."""
+    return stamp() + "\n```\n" + demo_stdout(name) + "\n```"
+
+
+def compare_table(task: str, window: str = "", lang: str = "en") -> str:
+    """The table `python -m lab compare --task TASK [--window TOKENS]` prints offline, without
+    its wall times, which differ on every run."""
+
+    records = lab_records(task, int(window) if window else None)
+    return stamp() + "\n" + task_table(records, wall=False, lang=lang)
