@@ -22,12 +22,12 @@ def esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def shown(text: str, words: dict[str, str], limit: int = LIMIT) -> str:
-    """Escaped, and cut after `limit` characters with a note saying how much is left out."""
-    if len(text) <= limit:
+def shown(text: str, words: dict[str, str]) -> str:
+    """Escaped, and cut after `LIMIT` characters with a note saying how much is left out."""
+    if len(text) <= LIMIT:
         return esc(text)
-    note = words["cut"].format(len(text) - limit)
-    return f'{esc(text[:limit])}<span class="cut">{esc(note)}</span>'
+    note = words["cut"].format(len(text) - LIMIT)
+    return f'{esc(text[:LIMIT])}<span class="cut">{esc(note)}</span>'
 
 
 def tokens(value: int, estimated: bool) -> str:

@@ -16,7 +16,7 @@ from .view_turns import Column, listed
 
 
 def context_chart(
-    columns: list[Column], peak: int, words: dict[str, str], window: int | None = None
+    columns: list[Column], peak: int, words: dict[str, str], window: int | None
 ) -> str:
     """Context per turn, one line per run, on the scale the bars of the columns share; the
     window (`--window`) and chapter 4's budget drawn across, its compactions marked."""

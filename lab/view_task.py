@@ -16,6 +16,8 @@ from .view_turns import Column, chapter_number, columns_of
 
 
 def anchor(task: str) -> str:
+    """A task's name as an HTML id: the contents link to its section, and each row of its
+    turns is `#task-NAME-turn-N`."""
     return "task-" + re.sub(r"[^A-Za-z0-9_-]", "-", task)
 
 
@@ -24,8 +26,8 @@ def task_section(
     records: list[Record],
     words: dict[str, str],
     lang: str,
-    window: int | None = None,
-    sources: list[str] | None = None,
+    window: int | None,
+    sources: list[str] | None,
 ) -> str:
     """A task: its prompt, the chart that tells its story, the choice of runs side by side,
     the tables, and the runs turn by turn."""
@@ -37,7 +39,7 @@ def task_section(
         context_chart(columns, peak, words, window),
         summary_table(records, lang),
         not_solved(records, words, sources),
-        picker(name, columns, words),
+        picker(columns, words),
         runs_table(name, columns, peak, words),
     ]
     return f'<section class="task" id="{anchor(name)}">{"".join(parts)}</section>'
@@ -48,7 +50,7 @@ def unfinished(record: Record, words: dict[str, str]) -> str:
     return words["could not finish"] + words["colon"] + words.get(record.outcome, record.outcome)
 
 
-def picker(name: str, columns: list[Column], words: dict[str, str]) -> str:
+def picker(columns: list[Column], words: dict[str, str]) -> str:
     """The runs that stand side by side: a box per run; the script applies the choice, and
     without it every run is shown."""
     if len(columns) < 2:
@@ -108,9 +110,7 @@ def summary_table(records: list[Record], lang: str) -> str:
     return f'<div class="tables">{"".join(tables)}</div>'
 
 
-def not_solved(
-    records: list[Record], words: dict[str, str], sources: list[str] | None = None
-) -> str:
+def not_solved(records: list[Record], words: dict[str, str], sources: list[str] | None) -> str:
     lines = []
     runs = [(r.chapter, sources[n] if sources else "") for n, r in enumerate(records)]
     several = len(set(runs)) < len(runs)
@@ -171,11 +171,11 @@ def column_heading(column: Column, words: dict[str, str]) -> str:
 
 
 def turn_cell(
-    column: Column, number: int, peak: int, words: dict[str, str], sent: list[str] | None = None
+    column: Column, number: int, peak: int, words: dict[str, str], sent: list[str]
 ) -> str:
     where = f'data-column="{column.key}" style="--c:{column.colour}"'
     if number > len(column.turns):
         return f'<td class="ended" {where}>{esc(words["ended"])}</td>'
-    request = sent[number - 1] if sent and number <= len(sent) else ""
+    request = sent[number - 1] if number <= len(sent) else ""
     body = turn_body(column.turns[number - 1], column.record.estimated, peak, words, request)
     return f"<td {where}>{body}</td>"

@@ -234,7 +234,7 @@ class Column:
 
 
 def columns_of(
-    records: list[Record], words: dict[str, str], sources: list[str] | None = None
+    records: list[Record], words: dict[str, str], sources: list[str] | None
 ) -> list[Column]:
     """A column per run, labelled by chapter, by run when a chapter has several, and by
     records file when several were merged."""
