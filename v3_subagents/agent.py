@@ -1,6 +1,6 @@
 """Chapter 3: the agent loop that can hand a subtask to a child agent with a fresh context.
 
-Chapter 2's loop, plus one tool that starts the same loop again, small:
+Chapter 2's loop, plus one tool that starts chapter 2's loop again, small:
 
     ask the model ─► it answers with text and/or tool calls
          ▲                         │
@@ -10,8 +10,8 @@ Chapter 2's loop, plus one tool that starts the same loop again, small:
          │            run every tool call; todo_write replaces the plan
          │                         │
          │            task(description, prompt, agent_type)                ◄ new
-         │              └─► run(prompt) with fresh messages, the type's      ◄ new
-         │                  system prompt and tools; several side by side
+         │              └─► a child: fresh messages, the type's system        ◄ new
+         │                  prompt and tools; several side by side (subagents.py)
          │                         │
          └── append the results ◄── + a reminder, when the plan was left alone
 
