@@ -11,8 +11,7 @@ Chapter 3's loop, with the conversation kept in a session file instead of a list
          │                         │
          │            run every tool call; todo_write replaces the plan
          │                         │
-         │            task(…) as in chapter 3; memory_write, memory_search,  ◄ new
-         │            load_skill                                           ◄ new
+         │            task(…); memory_write, memory_search, load_skill     ◄ new
          │                         │
          └── append the results ◄── + a reminder, when the plan was left alone
              to the session, once all are in: a line is written whole     ◄ new
@@ -61,6 +60,7 @@ worth keeping, save it with memory_write; search it with memory_search before as
 the user something they may have told you before. When a task matches a skill in the
 skills index, load its instructions with load_skill and follow them."""
 
+# Chapter 3's tools (chapter 2's and `task`), then memory's and the skills'.
 TOOLS = [*SCHEMAS.values(), TODO_TOOL, TASK_TOOL, *MEMORY_TOOLS, LOAD_SKILL_TOOL]
 
 
