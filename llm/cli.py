@@ -67,6 +67,9 @@ class Chapter:
     flags: Callable[[argparse.ArgumentParser], None] | None = None
     setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
     after_demo: Callable[[dict[str, Any], Path, argparse.Namespace, Console], None] | None = None
+    # Whether each run of the interactive prompt is given the conversation so far as
+    # `history`; a chapter that keeps it itself (chapter 4: in the session) says False.
+    history: bool = True
 
 
 def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
@@ -397,7 +400,8 @@ def interactive(
         # A line that is not UTF-8 then arrives as text to refuse, instead of an error
         # that throws away whatever was read with it.
         sys.stdin.reconfigure(errors="surrogateescape")
-    state["history"] = []
+    if chapter.history:
+        state["history"] = []
     while True:
         try:
             line = input("> ").strip()
@@ -420,7 +424,8 @@ def interactive(
             print(chapter.commands[name](state, argument.strip()))
             continue
         result = chapter.run(line, workdir=workdir, max_turns=max_turns, console=console, **state)
-        state["history"] = result.messages
+        if chapter.history:
+            state["history"] = result.messages
         report(result, console, max_turns)
 
 

@@ -26,15 +26,7 @@ from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, run_tool
 
-from .todos import (
-    REMIND_AFTER,
-    REMINDER,
-    TODO_TOOL,
-    PlanRunResult,
-    TodoList,
-    latest_plan,
-    reminder_due,
-)
+from .todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, PlanRunResult, answered, latest_plan
 
 SYSTEM = """You are a coding agent working in a project directory on the user's machine.
 Use the tools to look around, run commands, and change files; paths are relative to
@@ -62,10 +54,9 @@ def run(
     messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
     usage = []
     # The plan so far, read back from the history, and chapter 1's tools plus todo_write.
-    todos = TodoList(latest_plan(messages))
+    plan = Plan(latest_plan(messages), remind_after)
     schemas = {**SCHEMAS, "todo_write": TODO_TOOL}
-    handlers = {**HANDLERS, "todo_write": lambda workdir, items: todos.update(items)}
-    quiet_turns = tool_calls = 0  # turns since the plan was written or last recalled
+    handlers = {**HANDLERS, "todo_write": plan.write}
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -95,24 +86,14 @@ def run(
                     console.listing(result.content)  # the person watches the plan move
                 else:
                     console.tool_result(result.content, result.is_error)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call["id"],
-                        "content": result.content,
-                        "is_error": result.is_error,
-                    }
-                )
+                results.append(answered(call, result))
 
             # The reminder rides in the same message as the results, after them, so
             # every tool_use is still answered in the very next message.
-            tool_calls += len(calls)
-            wrote_plan = any(call["name"] == "todo_write" for call in calls)
-            quiet_turns = 0 if wrote_plan else quiet_turns + 1
-            if reminder_due(todos, quiet_turns, tool_calls, remind_after):
+            quiet_turns = plan.quiet_turns_after(calls)
+            if quiet_turns:  # left alone for `remind_after` turns: bring the plan back up
                 results.append({"type": "text", "text": REMINDER})
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
-                quiet_turns = 0
     except KeyboardInterrupt:
         close_open_turn(messages, INTERRUPTED)
         return PlanRunResult("interrupted", messages, usage)

@@ -33,11 +33,13 @@ reminders can all be read back from them (`plan_updates`, `reminders`).
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
-from llm import Message, RunResult
+from llm import Block, Message, RunResult
 from llm.result import tool_uses
 from machine import cap_output
+from v1_tool_loop.tools import ToolResult
 
 STATUSES = ("pending", "in_progress", "completed")
 KEYS = ("content", "status", "active_form")
@@ -184,6 +186,46 @@ def reminder_due(todos: TodoList, quiet_turns: int, tool_calls: int, after: int)
     if quiet_turns < after:
         return False
     return todos.unfinished if todos.items else tool_calls > after
+
+
+class Plan:
+    """One run's plan: the todo list the model writes, and how long it has left it alone.
+
+    `write` is the handler of todo_write.  `quiet_turns_after` counts the turns, as the
+    loop finishes each, and says when the plan is due to be brought back up.
+    """
+
+    def __init__(self, items: list[dict[str, str]], remind_after: int = REMIND_AFTER) -> None:
+        self.todos = TodoList(items)
+        self.remind_after = remind_after
+        self.quiet_turns = 0  # model turns since the plan was written or last recalled
+        self.tool_calls = 0
+
+    def write(self, workdir: Path, items: Any) -> str:
+        """todo_write: replace the whole list, and return it rendered."""
+        return self.todos.update(items)
+
+    def quiet_turns_after(self, calls: list[Block]) -> int:
+        """Count one more turn, that made `calls`.  When the plan is due to be recalled,
+        the turns it was left alone (and the count starts again); otherwise 0."""
+        self.tool_calls += len(calls)
+        wrote_plan = any(call["name"] == "todo_write" for call in calls)
+        self.quiet_turns = 0 if wrote_plan else self.quiet_turns + 1
+        if not reminder_due(self.todos, self.quiet_turns, self.tool_calls, self.remind_after):
+            return 0
+        quiet_turns, self.quiet_turns = self.quiet_turns, 0
+        return quiet_turns
+
+
+def answered(call: Block, result: ToolResult) -> Block:
+    """The tool_result block that answers `call`: chapter 1's, built in one place for the
+    loops of this chapter and the next."""
+    return {
+        "type": "tool_result",
+        "tool_use_id": call["id"],
+        "content": result.content,
+        "is_error": result.is_error,
+    }
 
 
 # --- reading the plan back from the conversation --------------------------------------

@@ -15,18 +15,24 @@ from __future__ import annotations
 
 import signal
 import threading
-from concurrent.futures import Future, wait
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
-from llm import Console, Message, Model, RunResult, Usage
+from llm import Block, Console, Message, Model, ModelError, RunResult, Usage
+from llm.cassette import for_child
 from llm.console import counted
-from llm.result import text_of, tool_uses
+from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, text_of, tool_uses
 from llm.tokens import estimate_message
 from llm.wrapper import Wrapper
 from machine import ToolError, cap_output, stop_running_commands
-from v1_tool_loop.tools import ToolResult
-from v2_todos.todos import PlanRunResult
+from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
+from v2_todos.todos import REMINDER, TODO_TOOL, Plan, PlanRunResult, answered
+
+from .search import SEARCH_HANDLERS, SEARCH_TOOLS
 
 CHILD_TURNS = 20  # a child that has not finished in 20 turns is lost; the parent decides
 
@@ -93,6 +99,16 @@ TASK_TOOL: dict[str, Any] = {
         "required": ["description", "prompt", "agent_type"],
     },
 }
+
+
+# Every tool an agent of this chapter may be given, by name: its type picks from these.
+ALL_SCHEMAS = {
+    **SCHEMAS,
+    **{tool["name"]: tool for tool in SEARCH_TOOLS},
+    "todo_write": TODO_TOOL,
+    "task": TASK_TOOL,
+}
+CHILDREN = ThreadPoolExecutor(max_workers=4, thread_name_prefix="child")  # at most 4 at once
 
 
 def find_type(name: str) -> AgentType:
@@ -249,3 +265,121 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
     if twice.is_set():
         raise KeyboardInterrupt  # out of every lock now: the parent stops as interrupted
     return result
+
+
+def run_child(
+    kind: AgentType, prompt: str, *, model: Model, workdir: Path, console: Console
+) -> DelegationRunResult:
+    """A child agent's run: chapter 2's loop, started from nothing but `prompt`, with the
+    system prompt, the tools and the turn limit of its `kind`.
+
+    No kind has `task`, so a child runs its calls one after the other, as chapter 2 does;
+    a `code` child keeps a plan, and is reminded of it, as the main agent is.
+    """
+    messages: list[Message] = [{"role": "user", "content": prompt}]
+    usage = []
+    plan = Plan([])
+    schemas = {name: ALL_SCHEMAS[name] for name in kind.tools}
+    handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
+    try:
+        for _ in range(kind.max_turns):
+            with console.thinking():
+                reply = model.complete(kind.system, messages, tools=list(schemas.values()))
+            usage.append(reply.usage)
+            messages.append({"role": "assistant", "content": reply.content})
+            for block in reply.content:
+                if block["type"] == "text":
+                    console.say(block["text"])
+
+            if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
+                close_open_turn(messages, CUT_OFF)
+                return DelegationRunResult("max_tokens", messages, usage)
+            if reply.stop_reason != "tool_use":
+                return DelegationRunResult("done", messages, usage)
+
+            # Appended before the tools run, so an interrupt keeps the finished results.
+            results: list[dict] = []
+            messages.append({"role": "user", "content": results})
+            calls = tool_uses(messages[-2])
+            for call in calls:
+                console.tool_call(call["name"], call["input"])
+                result = run_tool(
+                    call["name"], call["input"], workdir, schemas=schemas, handlers=handlers
+                )
+                if call["name"] == "todo_write" and not result.is_error:
+                    console.listing(result.content)  # the person watches the plan move
+                else:
+                    console.tool_result(result.content, result.is_error)
+                results.append(answered(call, result))
+
+            quiet_turns = plan.quiet_turns_after(calls)
+            if quiet_turns and "todo_write" in schemas:  # an explorer keeps no plan
+                results.append({"type": "text", "text": REMINDER})
+                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
+    except KeyboardInterrupt:  # Ctrl-C, passed on by StoppableModel
+        close_open_turn(messages, INTERRUPTED)
+        return DelegationRunResult("interrupted", messages, usage)
+    except ModelError as error:
+        close_open_turn(messages, f"model error: {error}")
+        return DelegationRunResult(error.stop, messages, usage, error=str(error))
+
+    close_open_turn(messages, f"stopped after {counted(kind.max_turns, 'turn')}")
+    return DelegationRunResult("max_turns", messages, usage)
+
+
+class Children:
+    """The child agents of one run: started side by side, stopped by Ctrl-C, kept.
+
+    `run_calls` runs every tool call of one reply.  Each `task` call starts a child in
+    the pool at once; the other calls run here meanwhile; the results come back in the
+    order of the calls.  `records` keeps each child's own run, for the run's result.
+    """
+
+    def __init__(self, model: Model, workdir: Path, console: Console) -> None:
+        self.model, self.workdir, self.console = model, workdir, console
+        self.stop = threading.Event()  # set by Ctrl-C: children at work stop at their next call
+        self.records: list[Child] = []
+
+    def run_calls(
+        self, calls: list[Block], schemas: Mapping[str, dict], handlers: Mapping[str, Callable]
+    ) -> Iterator[tuple[Block, ToolResult]]:
+        """Each call of one reply with its result, in the order of the calls.
+
+        A generator, so that the loop keeps every result taken before a Ctrl-C.  Once the
+        loop stops taking them, for whatever reason, children still at work stop too.
+        """
+        self.stop.clear()  # a Ctrl-C of an earlier turn does not stop this turn's children
+        started = {
+            number: CHILDREN.submit(self.run_call, call, schemas, handlers)
+            for number, call in enumerate(calls)
+            if call["name"] == "task"
+        }
+        try:
+            for number, call in enumerate(calls):
+                self.console.tool_call(call["name"], call["input"])
+                child = started.get(number)
+                if child:
+                    yield call, finish(child, self.stop, self.console)
+                else:
+                    yield call, self.run_call(call, schemas, handlers)
+        finally:
+            self.stop.set()
+
+    def run_call(
+        self, call: Block, schemas: Mapping[str, dict], handlers: Mapping[str, Callable]
+    ) -> ToolResult:
+        # A task call's child replays (or records) its own section, keyed by the call's id.
+        table = {**handlers, "task": partial(self.delegate, call["id"])}
+        return run_tool(call["name"], call["input"], self.workdir, schemas=schemas, handlers=table)
+
+    def delegate(
+        self, call_id: str, workdir: Path, description: str, prompt: str, agent_type: str
+    ) -> str:
+        """Run a child of `agent_type` on `prompt`, from nothing; its report is the result."""
+        kind = find_type(agent_type)
+        console = self.console.child(description)
+        console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
+        model = StoppableModel(for_child(self.model, call_id), self.stop)
+        child = run_child(kind, prompt, model=model, workdir=workdir, console=console)
+        self.records.append(Child(call_id, description, agent_type, child))
+        return child_report(agent_type, child)

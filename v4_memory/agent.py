@@ -1,64 +1,50 @@
-"""Chapter 4: the agent loop that remembers: a session on disk, a context kept in budget,
-a system prompt rebuilt from layers, skills loaded on demand, and long-term memory.
+"""Chapter 4: the agent loop that remembers: a session, a context budget, layers, memory.
 
 Chapter 3's loop, with the conversation kept in a session file instead of a list:
 
     recall memories for the task; append the task to the session          ◄ new
          │
-    ask the model ◄── system prompt rebuilt from layers every call         ◄ new
-         ▲            messages = window.fit(): within budget, in stages    ◄ new
-         │            + the runtime note (clock, model, work dir) at the end ◄ new
-         │                         │
+    ask the model ─► it answers with text and/or tool calls
+         ▲                         │
          │      stop_reason == "max_tokens"? ──► go on: say it was cut off  ◄ changed
          │      stop_reason != "tool_use"?   ──► done: its text is the answer
          │                         │
-         │            run every tool call (memory, skills, children, …)
+         │            run every tool call; todo_write replaces the plan
          │                         │
-         └── append the results to the session, once, whole                ◄ new
+         │            task(…); memory_write, memory_search, load_skill     ◄ new
+         │                         │
+         └── append the results ◄── + a reminder, when the plan was left alone
+             to the session, once all are in: a line is written whole     ◄ new
 
-Every message is written to `.agent/sessions/<id>.jsonl` as it happens, so a crash
-loses at most the line being written and `--continue` picks the work up again.
+Before each call the system prompt is rebuilt from layers, `window.fit` keeps the
+messages in budget, and the runtime note goes last.  Every message is written to
+`.agent/sessions/<id>.jsonl` as it happens: `--continue` picks the work up again.
 """
 
 from __future__ import annotations
 
-import threading
-from datetime import datetime
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 
-from llm import Console, Model, ModelError
+from llm import Console, Model, ModelError, Reply
 from llm.cassette import for_child
 from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, tool_uses
-from v1_tool_loop.tools import HANDLERS, ToolResult, run_tool
-from v2_todos.todos import REMIND_AFTER, REMINDER, TodoList, latest_plan, reminder_due
-from v3_subagents.agent import ALL_SCHEMAS as CHAPTER_3_SCHEMAS
-from v3_subagents.agent import CHILDREN
-from v3_subagents.agent import MAIN as CHAPTER_3_MAIN
-from v3_subagents.agent import run as run_child
+from v1_tool_loop.tools import HANDLERS, SCHEMAS
+from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered, latest_plan
 from v3_subagents.search import SEARCH_HANDLERS
-from v3_subagents.subagents import (
-    AgentType,
-    Child,
-    StoppableModel,
-    child_report,
-    find_type,
-    finish,
-    first_line,
-)
+from v3_subagents.subagents import TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult, continuation, default_budget
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
-from .prompt import HOME, Layer, assemble, build_layers, runtime, with_runtime
+from .prompt import HOME, Layer, assemble, build_layers, runtime_now, with_runtime
 from .session import SESSIONS_DIR, Session, SessionStore
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
 
 RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
 
-# The tools layer of the system prompt: how to use the tools well.  Who the agent is,
-# the project's files, the memories and the clock are layers of their own (prompt.py).
+# The tools layer of the system prompt; the others (who, the project, memory) are prompt.py's.
 TOOLS_GUIDANCE = """Paths are relative to the project directory. Inspect before you edit,
 and run the tests or the program to check your change.
 
@@ -74,34 +60,27 @@ worth keeping, save it with memory_write; search it with memory_search before as
 the user something they may have told you before. When a task matches a skill in the
 skills index, load its instructions with load_skill and follow them."""
 
-MAIN = AgentType(
-    "the agent the person talks to, with a memory",
-    TOOLS_GUIDANCE,
-    (*CHAPTER_3_MAIN.tools, "memory_write", "memory_search", "load_skill"),
-)
-SCHEMAS_BY_NAME = {
-    **CHAPTER_3_SCHEMAS,
-    **{tool["name"]: tool for tool in MEMORY_TOOLS},
-    "load_skill": LOAD_SKILL_TOOL,
-}
-TOOLS = [SCHEMAS_BY_NAME[name] for name in MAIN.tools]
+# Chapter 3's tools (chapter 2's and `task`), then memory's and the skills'.
+TOOLS = [*SCHEMAS.values(), TODO_TOOL, TASK_TOOL, *MEMORY_TOOLS, LOAD_SKILL_TOOL]
 
 
-def layers(
-    workdir: Path, recalled: list[Hit] | None = None, skills: str | None = None
-) -> list[Layer]:
-    """The system prompt's layers for the next call, its files read afresh (they may have
-    changed); `skills`, the skills index, when the caller has it already."""
+def layers(workdir: Path, recalled: Sequence[Hit] = (), skills: str | None = None) -> list[Layer]:
+    """The system prompt's layers for the next call, its files read afresh (they may change);
+    `skills`, the skills index, when the caller has it already."""
     if skills is None:
         skills = skills_index(find_skills(workdir)[0])
     return build_layers(
-        workdir, recalled=recalled or [], skills_index=skills, tools_guidance=MAIN.system
+        workdir, recalled=recalled, skills_index=skills, tools_guidance=TOOLS_GUIDANCE
     )
 
 
-def runtime_now(workdir: Path, model_name: str) -> Layer:
-    """The runtime note for the next call: it ends the request, after the conversation."""
-    return runtime(workdir, model_name, datetime.now().astimezone())
+def ask(model: Model, system: str, window: ContextWindow, note: Layer) -> Reply:
+    """One call on the part of the session that fits the budget, the runtime note last."""
+    try:
+        return model.complete(system, with_runtime(window.fit(system, TOOLS), note), tools=TOOLS)
+    except ContextTooLong:  # the estimate was low: make room, and ask again once
+        messages = with_runtime(window.fit_after_overflow(system, TOOLS), note)
+        return model.complete(system, messages, tools=TOOLS)
 
 
 def run(
@@ -110,15 +89,12 @@ def run(
     model: Model,
     workdir: str | Path,
     max_turns: int = 30,
-    history: list | None = None,
     console: Console | None = None,
     remind_after: int = REMIND_AFTER,
-    session: Session | None = None,
+    session: Session | None = None,  # the history: a new session if none is given
     context_budget: int | None = None,
 ) -> SessionRunResult:
-    """Work on `task` in `session` (a new one if none is given) until the model stops
-    asking for tools, or `max_turns` model calls.  The session is the history: `history`
-    is accepted for the shared command line, and ignored."""
+    """Work on `task` until the model stops asking for tools, or `max_turns` model calls."""
     console = console or Console(quiet=True)
     workdir = Path(workdir)
     own_session = session is None
@@ -145,65 +121,24 @@ def run(
 
     window = ContextWindow(model, session, budget, before_summary=save_before_summary)
     usage = []
-    children: list[Child] = []
-    stop_children = threading.Event()  # set by Ctrl-C while children work
-    # The plan so far, read back from the history, and the tools this agent may use.
-    todos = TodoList(latest_plan(session.messages()))
-
-    def delegate(
-        call_id: str, workdir: Path, description: str, prompt: str, agent_type: str
-    ) -> str:
-        """Run a chapter 3 child of `agent_type` on `prompt`, from nothing, in memory only."""
-        child_kind = find_type(agent_type)
-        child_console = console.child(description)
-        child_console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
-        child = run_child(
-            prompt,
-            model=StoppableModel(for_child(model, call_id), stop_children),
-            workdir=workdir,
-            max_turns=child_kind.max_turns,
-            console=child_console,
-            kind=child_kind,
-        )
-        children.append(Child(call_id, description, agent_type, child))
-        return child_report(agent_type, child)
-
+    # The plan so far, read back from the history, and chapter 2's tools plus task.
+    plan = Plan(latest_plan(session.messages()), remind_after)
     schemas = {tool["name"]: tool for tool in TOOLS}
-    handlers = {
-        **HANDLERS,
-        **SEARCH_HANDLERS,
-        "todo_write": lambda workdir, items: todos.update(items),
+    handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
+    handlers |= {  # and memory's tools, and the skills'
         "memory_write": lambda workdir, text, category: f"saved as {memory.add(text, category)}",
         "memory_search": lambda workdir, query, k=5: render_hits(memory.search(query, k)),
         "load_skill": load_skill,
     }
-
-    def run_call(call: dict) -> ToolResult:
-        # A task call's child replays (or records) its own section, keyed by the call's id.
-        table = {**handlers, "task": partial(delegate, call["id"])}
-        return run_tool(call["name"], call["input"], workdir, schemas=schemas, handlers=table)
-
-    def result(stop: str, error: str = "") -> SessionRunResult:
-        if own_session:
-            session.close()
-        return SessionRunResult(
-            stop, session.transcript(), usage, error, children, session.id, window.compactions,
-            recalled, tool_calls,
-        )  # fmt: skip
-
-    quiet_turns = tool_calls = 0  # turns since the plan was written or last recalled
-    results: list[dict] = []
+    children = Children(model, Path(workdir), console)  # the agents that task calls start
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
+    results: list[dict] = []  # the open turn's results: a session line is written once, whole
     try:
         for _ in range(max_turns):
-            system, tools = assemble(layers(workdir, recalled, skills)), TOOLS
+            system = assemble(layers(workdir, recalled, skills))
             note = runtime_now(workdir, model.name)  # last, so all before it stays cached
             with console.thinking():
-                try:
-                    messages = with_runtime(window.fit(system, tools), note)
-                    reply = model.complete(system, messages, tools=tools)
-                except ContextTooLong:  # the estimate was low: make room, and ask again once
-                    messages = with_runtime(window.fit_after_overflow(system, tools), note)
-                    reply = model.complete(system, messages, tools=tools)
+                reply = ask(model, system, window, note)
             window.note_usage(reply.usage)
             usage.append(reply.usage)
             session.append({"role": "assistant", "content": reply.content})
@@ -216,51 +151,36 @@ def run(
                 session.append(continuation(reply.content))
                 continue
             if reply.stop_reason != "tool_use":
-                return result("done")
+                stop, why = "done", ""
+                break
 
-            # Appended once the tools have run: a session line is written once, whole.
-            results = []
             calls = tool_uses({"role": "assistant", "content": reply.content})
-            # Children start first and work side by side, in threads; the other calls run
-            # here meanwhile, and every result is taken in the order of the calls.
-            stop_children.clear()  # a Ctrl-C of an earlier turn does not stop this turn's
-            tasks = [number for number, call in enumerate(calls) if call["name"] == "task"]
-            started = {number: CHILDREN.submit(run_call, calls[number]) for number in tasks}
-            for number, call in enumerate(calls):
-                console.tool_call(call["name"], call["input"])
-                child = started.get(number)
-                outcome = finish(child, stop_children, console) if child else run_call(call)
-                if call["name"] == "todo_write" and not outcome.is_error:
-                    console.listing(outcome.content)  # the person watches the plan move
+            # Task calls start children side by side; every result comes in call order.
+            for call, result in children.run_calls(calls, schemas, handlers):
+                if call["name"] == "todo_write" and not result.is_error:
+                    console.listing(result.content)  # the person watches the plan move
                 else:
-                    console.tool_result(outcome.content, outcome.is_error)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call["id"],
-                        "content": outcome.content,
-                        "is_error": outcome.is_error,
-                    }
-                )
+                    console.tool_result(result.content, result.is_error)
+                results.append(answered(call, result))
 
             # The reminder rides in the same message as the results, after them, so
             # every tool_use is still answered in the very next message.
-            tool_calls += len(calls)
-            wrote_plan = any(call["name"] == "todo_write" for call in calls)
-            quiet_turns = 0 if wrote_plan else quiet_turns + 1
-            if reminder_due(todos, quiet_turns, tool_calls, remind_after):
+            quiet_turns = plan.quiet_turns_after(calls)
+            if quiet_turns:  # left alone for `remind_after` turns: bring the plan back up
                 results.append({"type": "text", "text": REMINDER})
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
-                quiet_turns = 0
             session.append({"role": "user", "content": results})
-            results = []
+            results = []  # written: none is open until the next call's results
     except KeyboardInterrupt:
-        stop_children.set()  # children still at work stop at their next model call
-        session.close_turn(results, INTERRUPTED)
-        return result("interrupted")
-    except ModelError as error:  # ContextFull, stage 3 of the window, is one too
-        session.close_turn(results, f"model error: {error}")
-        return result(error.stop, str(error))
+        stop, why = "interrupted", INTERRUPTED
+    except ModelError as error:
+        stop, why, failure = error.stop, f"model error: {error}", str(error)  # ContextFull too
 
-    session.close_turn([], f"stopped after {counted(max_turns, 'turn')}")
-    return result("max_turns")
+    if why:  # the one way out: a turn cut short gets its finished results, and why
+        session.close_turn(results, why)
+    if own_session:
+        session.close()
+    return SessionRunResult(
+        stop, session.transcript(), usage, failure, children=children.records, recalled=recalled,
+        session_id=session.id, compactions=window.compactions, calls=plan.tool_calls,
+    )  # fmt: skip

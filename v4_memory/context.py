@@ -520,13 +520,14 @@ def _cached(cache: dict[int, tuple[Message, Any]], message: Message, compute: Ca
     return entry[1]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SessionRunResult(DelegationRunResult):
     """A chapter 3 result, plus where the conversation is kept and what kept it in budget.
 
     `messages` is the session's whole transcript, every message as written; what the
     model last saw (after a summary, the summary and the recent turns) is the session's
-    `messages()`.
+    `messages()`.  The fields below are given by name: `SessionRunResult(stop, messages,
+    usage, session_id=…, compactions=…)`.
     """
 
     session_id: str = ""

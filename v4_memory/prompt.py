@@ -332,6 +332,11 @@ def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:
     return Layer("runtime", "\n".join([RUNTIME_TAG, *facts, "</runtime>"]))
 
 
+def runtime_now(workdir: Path, model_name: str) -> Layer:
+    """The runtime note for the next call: it ends the request, after the conversation."""
+    return runtime(workdir, model_name, datetime.now().astimezone())
+
+
 def with_runtime(messages: list[Message], note: Layer) -> list[Message]:
     """The request's messages with the runtime note as the last block of the last one.
 
