@@ -1,10 +1,10 @@
-"""The crash-safe JSON-lines file that chapter 4's sessions and memory logs share."""
+"""The crash-safe JSON-lines file of `machine` that chapter 4's sessions and memory logs share."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from v4_memory import jsonl
+from machine import jsonl
 
 
 def test_records_come_back_in_order(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from llm.result import tool_uses
 from llm.types import Message
-from v4_memory import jsonl
+from machine import jsonl
 from v4_memory.session import (
     INTERRUPTED,
     SessionBusy,
