@@ -56,7 +56,10 @@ def append(
     """
     data = encode(record)
     path = Path(path)
-    fd = open_agent_file(workdir or path.parent, path, create=True, append=True)
+    try:  # the file is there after its first line: its folder need not be made again
+        fd = open_agent_file(workdir or path.parent, path, append=True)
+    except FileNotFoundError:
+        fd = open_agent_file(workdir or path.parent, path, create=True, append=True)
     try:
         if _ends_torn(fd):
             data = b"\n" + data  # close the torn line, so this record stands alone
@@ -98,7 +101,7 @@ def lines(
 def read(path: Path, problems: list[str], *, workdir: Path | None = None) -> Iterator[dict]:
     """Every record that can be read, in order; a note in `problems` for each line that cannot."""
     for number, line in enumerate(lines(path, workdir=workdir), start=1):
-        record = _decode(line, f"{path.name}:{number}", problems)
+        record = _decode(line, path.name, number, problems)
         if record is not None:
             yield record
 
@@ -111,26 +114,26 @@ def load(path: str | Path, *, workdir: Path | None = None) -> Loaded:
     path, loaded = Path(path), Loaded()
     for number, line in enumerate(lines(path, workdir=workdir), start=1):
         loaded.size += len(line)
-        record = _decode(line, f"{path.name}:{number}", loaded.problems)
+        record = _decode(line, path.name, number, loaded.problems)
         if record is not None:
             loaded.records.append(record)
     return loaded
 
 
-def _decode(line: bytes, where: str, problems: list[str]) -> dict[str, Any] | None:
-    """The record on one line, or None (a blank line, or one noted in `problems`)."""
-    raw = line.removesuffix(b"\n")
-    if not raw.strip():
+def _decode(line: bytes, name: str, number: int, problems: list[str]) -> dict[str, Any] | None:
+    """The record on line `number` of file `name`, or None: a blank line, or one noted in
+    `problems`."""
+    if not line or line.isspace():
         return None
     try:
-        record = json.loads(raw)
+        record = json.loads(line)  # the newline is white space to JSON: no copy without it
     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too;
         # RecursionError: valid JSON nested deeper than Python's stack, such as 200,000 `[`
         torn = not line.endswith(b"\n")  # the last line, whose write never ended
         what = "torn last line dropped" if torn else "undecodable line skipped"
-        problems.append(f"{where}: {what} ({len(raw)} bytes)")
+        problems.append(f"{name}:{number}: {what} ({len(line) - (not torn)} bytes)")
         return None
     if not isinstance(record, dict):
-        problems.append(f"{where}: not a JSON object, skipped")
+        problems.append(f"{name}:{number}: not a JSON object, skipped")
         return None
     return record
