@@ -1,10 +1,9 @@
 """Keeping a long session inside the context window, in stages.
 
-A model reads its whole conversation at every call, and the conversation only grows:
-each tool result stays in it for good.  Sooner or later the next request is larger
-than the model's context window, and the provider refuses it.  Before each call the
-agent therefore measures the request it is about to send (system prompt, tool
-schemas, messages), and while it is over the budget it frees room, cheapest first:
+The conversation only grows, and a model reads all of it at every call: sooner or later
+the next request is larger than the model's window, and the provider refuses it.  So
+before each call the agent measures the request (system prompt, tool schemas, messages)
+and, while it is over the budget, frees room, cheapest remedy first:
 
     fit(system, tools), before every model call
       │
@@ -18,30 +17,18 @@ schemas, messages), and while it is over the budget it frees room, cheapest firs
       │
       └─ stage 3: ContextFull: /compact, a bigger --context-budget, or a new session
 
-Why stages.  Most of a long session is tool output the model has already read and
-acted on.  Cutting it to a preview costs no model call and loses little (the model
-can run the tool again), so it comes first.  A summary costs a call and loses detail
-for good, so it comes only when previews are not enough.  When even the summary does
-not fit, no remedy is left that keeps the work going safely: the agent stops and
-says what to do.
-
-Why stage 1 is a view and stage 2 is recorded.  The same history always gives the same
-previews, so stage 1 needs no record, and the file keeps every result whole.  A
-summary is the model's text, which asked again would differ: it is written to the
-session as a compaction record (`Session.compact`), which a resumed session replays.
-
-Why pairs never split.  The APIs refuse a tool result whose call is not in the
-message just before it, so a summary replaces whole turns only, cutting where
-`Session.boundaries()` allows:
+A preview costs no model call and loses little (the model can run the tool again), and
+the same history always gives the same previews, so stage 1 needs no record.  A summary
+costs a call, loses detail for good, and asked again would read differently, so it comes
+second and is written to the session (`Session.compact`), which a resumed session
+replays.  It replaces whole turns only, cutting where `Session.boundaries()` allows,
+since the APIs refuse a tool result whose call is not just before it:
 
     [task] [call t1] [result t1] [call t2] [result t2] [answer] [task] …
                     ✗           ✓          ✗           ✓        ✓
-    ✗: a cut here would leave a result without its call
 
-How it stays cheap.  The window keeps a running total: each message is estimated once,
-when it joins the history, and each turn adds only the new ones (`python -m
-lab.bench_context` measures it).  The provider's count corrects the estimate: after
-each call, the ratio of its count to our estimate of the same request scales the next.
+The window keeps a running total: each message is estimated once, when it joins the
+history, and the provider's count corrects the estimate after each call.
 """
 
 from __future__ import annotations
@@ -61,6 +48,8 @@ from v3_subagents.subagents import DelegationRunResult
 
 from .memory import Hit
 from .session import Session
+
+Tools = list[dict[str, Any]] | None  # the tool schemas sent with a request
 
 # --- Budgets ---------------------------------------------------------------------------------
 
@@ -282,18 +271,16 @@ class ContextWindow:
         self._sent = 0  # our own estimate of that request, which a report is compared to
         self._trimming = False  # whether that request was a stage-1 view
         self._overflow_turn = -1
-        self._fixed: tuple[str, Any, int] = ("", None, 0)  # system, tools, their estimate
+        self._fixed: tuple[str, Tools, int] = ("", None, 0)  # system, tools, their estimate
         self._start_count()
 
-    def fit(self, system: str, tools: list[dict[str, Any]] | None = None) -> list[Message]:
+    def fit(self, system: str, tools: Tools = None) -> list[Message]:
         """The messages to send next, within the budget: stages 1 and 2 as needed.
         Raises ContextFull (stage 3) when even they do not make room."""
         self.turn += 1
         return self._fit(system, tools, forced=False)
 
-    def fit_after_overflow(
-        self, system: str, tools: list[dict[str, Any]] | None = None
-    ) -> list[Message]:
+    def fit_after_overflow(self, system: str, tools: Tools = None) -> list[Message]:
         """The messages to send after the provider refused `fit`'s as too long; once a turn.
 
         The refusal does not say by how much, so there is no figure to correct the
@@ -313,9 +300,7 @@ class ContextWindow:
         if not usage.estimated and usage.input_tokens > 0 and self._sent > 0:
             self.ratio = usage.input_tokens / self._sent
 
-    def compact_now(
-        self, system: str, tools: list[dict[str, Any]] | None = None
-    ) -> Compaction | None:
+    def compact_now(self, system: str, tools: Tools = None) -> Compaction | None:
         """`/compact`: stage 2 on demand over the whole conversation; None when there is
         nothing to summarise yet."""
         boundaries = self.session.boundaries()
@@ -323,13 +308,11 @@ class ContextWindow:
             return None
         messages = self.session.messages()
         tokens = self._corrected(self._size(system, tools, messages))
-        return self._summarise(system, tools, messages, tokens, boundaries[-1], flush=True)
+        return self._summarise(boundaries[-1], messages, tokens, flush=True)
 
     # --- the stages ---
 
-    def _fit(
-        self, system: str, tools: list[dict[str, Any]] | None, *, forced: bool
-    ) -> list[Message]:
+    def _fit(self, system: str, tools: Tools, *, forced: bool) -> list[Message]:
         view, size = self._view(system, tools)
         tokens = self._corrected(size)
         if forced or tokens > self.budget:
@@ -337,7 +320,7 @@ class ContextWindow:
             if upto is None:
                 refused = "refused by the provider, " if forced else ""
                 raise self._full(tokens, f"{refused}with no older turns left to summarise")
-            self._summarise(system, tools, view, tokens, upto, flush=not forced)
+            self._summarise(upto, view, tokens, flush=not forced)
             view, size = self._view(system, tools)
             tokens = self._corrected(size)
         if tokens > self.budget:
@@ -345,7 +328,7 @@ class ContextWindow:
         self._sent, self.tokens = size, tokens
         return view
 
-    def _view(self, system: str, tools: list[dict[str, Any]] | None) -> tuple[list[Message], int]:
+    def _view(self, system: str, tools: Tools) -> tuple[list[Message], int]:
         """The history, or its stage-1 view when the history is over the budget, and
         its estimated size.  Records stage 1 when it starts trimming."""
         messages = self.session.messages()
@@ -387,17 +370,9 @@ class ContextWindow:
                 best = upto
         return best
 
-    def _summarise(
-        self,
-        system: str,
-        tools: list[dict[str, Any]] | None,
-        view: list[Message],
-        tokens: int,
-        upto: int,
-        *,
-        flush: bool,
-    ) -> Compaction:
-        """Stage 2: replace the first `upto` messages by a summary, recorded in the session."""
+    def _summarise(self, upto: int, view: list[Message], tokens: int, *, flush: bool) -> Compaction:
+        """Stage 2: replace the first `upto` messages by a summary, recorded in the session.
+        `view` is what the memory flush sees; `tokens`, the size of the request before."""
         if flush and self.before_summary:
             self.before_summary(view)
         request = [{"role": "user", "content": transcript(self.session.messages()[:upto])}]
@@ -416,7 +391,7 @@ class ContextWindow:
             text += "\n[the summary was cut off here]"
         self.session.compact(upto, summary_message(text))
         self._trimming = False
-        after = self._corrected(self._size(system, tools, self.session.messages()))
+        after = self._corrected(self._fixed[2] + self._count(self.session.messages()))
         return self._record(2, tokens, after, f"{upto} messages summarised", reply.usage)
 
     def _full(self, tokens: int, why: str) -> ContextFull:
@@ -440,9 +415,7 @@ class ContextWindow:
         """Our estimate scaled to the provider's count, as the last report showed it."""
         return math.ceil(size * self.ratio)
 
-    def _size(
-        self, system: str, tools: list[dict[str, Any]] | None, messages: list[Message]
-    ) -> int:
+    def _size(self, system: str, tools: Tools, messages: list[Message]) -> int:
         """`estimate_request(system, messages, tools)`, from the running total.  The system
         prompt and tools are estimated again only when they change."""
         if (self._fixed[0], self._fixed[1]) != (system, tools):
