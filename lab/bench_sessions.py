@@ -7,7 +7,10 @@ model's reply, then the tool results).  Printed, each with its target:
 
 * load time for sessions of 1,000, 10,000 and 100,000 messages, per message (target:
   under 50 µs, and linear: the same per message at every size), with the peak memory
-  the load takes (Python's heap, traced by tracemalloc in a second load);
+  the load takes (Python's heap, traced by tracemalloc in a second load) and that peak
+  against the file's size (target: under 3.5 times).  The file is read line by line,
+  so the peak is the loaded messages themselves, about 2.8 times the file's bytes as
+  Python objects, and no copy of the file on top of them;
 * the cost of one append, with fsync (what the chapter does) and without, at each
   size: the same figure at every size shows that an append never reads the file;
 * the store's share of one turn in a session of 1,000 messages, two appends and one
@@ -37,6 +40,7 @@ from v4_memory.session import Session, SessionStore
 
 LOAD_TARGET = 50e-6  # seconds per message
 TURN_TARGET = 1e-3  # seconds per turn
+PEAK_TARGET = 3.5  # peak memory of a load, as a multiple of the file's size
 SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (200, 2_000)
 WORDS = (  # what tool output is made of, Chinese included: JSON keeps it as UTF-8
@@ -135,9 +139,9 @@ def measure_sizes(root: Path, sizes: tuple[int, ...], appends: int) -> None:
     synced, unsynced = SessionStore(root), SessionStore(root, sync=False)
     print(
         f"{'messages':>9} {'file':>9} {'load':>9} {'per message':>12} {'peak memory':>12} "
-        f"{'append':>9} {'+ fsync':>9}"
+        f"{'× file':>7} {'append':>9} {'+ fsync':>9}"
     )
-    per_message = []
+    per_message, peaks = [], []
     for size in sizes:
         with unsynced.create({"chapter": "bench"}) as session:
             fill(session, messages, size)
@@ -145,6 +149,7 @@ def measure_sizes(root: Path, sizes: tuple[int, ...], appends: int) -> None:
         load_time = seconds(lambda: load(synced, session.id), 5 if size <= 10_000 else 3)
         peak = peak_memory(synced, session.id)
         megabytes = session.path.stat().st_size / 1e6
+        peaks.append(peak / session.path.stat().st_size)
         with unsynced.open(session.id) as session:
             plain = append_cost(session, messages, appends)
         os.sync()  # so that the fsyncs timed flush their own line, not megabytes written before
@@ -153,7 +158,7 @@ def measure_sizes(root: Path, sizes: tuple[int, ...], appends: int) -> None:
         per_message.append(load_time / count)
         print(
             f"{count:>9,} {megabytes:>6.1f} MB {load_time * 1e3:>6.0f} ms "
-            f"{load_time / count * 1e6:>9.1f} µs {peak / 1e6:>9.1f} MB "
+            f"{load_time / count * 1e6:>9.1f} µs {peak / 1e6:>9.1f} MB {peaks[-1]:>6.1f}× "
             f"{plain * 1e6:>6.0f} µs {durable * 1e6:>6.0f} µs  "
             f"({verdict(load_time / count, LOAD_TARGET)})"
         )
@@ -162,6 +167,11 @@ def measure_sizes(root: Path, sizes: tuple[int, ...], appends: int) -> None:
         f"load time per message (target < {LOAD_TARGET * 1e6:.0f} µs, linear): "
         f"×{growth:.2f} from {sizes[0]:,} to {sizes[-1]:,} messages "
         f"({'linear' if growth < 2 else 'NOT LINEAR'})"
+    )
+    shown = ", ".join(f"×{peak:.1f} at {size:,}" for peak, size in zip(peaks, sizes, strict=True))
+    print(
+        f"session load peak memory against file size (target < {PEAK_TARGET}×): {shown} "
+        f"({verdict(max(peaks), PEAK_TARGET)})"
     )
 
 

@@ -312,7 +312,7 @@ def user_layer(words: list[str]) -> Verdict:
 
 
 def empty_text_repaired(words: list[str]) -> Verdict:
-    from v4_memory import jsonl
+    from machine import jsonl
     from v4_memory.session import SessionStore
 
     call = tool_use("t1", "bash", {"command": "ls"})

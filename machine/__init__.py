@@ -3,11 +3,13 @@
 As `llm` is the boundary to the model, this package is the boundary to the machine:
 regular files opened, read as a stream and replaced safely (`files`), commands run
 with a timeout and stopped with all they started (`commands`, `processes`), locks
-between processes (`locks`).  Each difference between Linux, macOS and Windows is
+between processes (`locks`), JSON-lines files appended durably and read back after a
+crash (`jsonl`).  Each difference between Linux, macOS and Windows is
 handled here, by what the system has, so the chapters hold only their lessons.  It
 imports nothing of the course.
 """
 
+from . import jsonl
 from .commands import (
     SECRET_VARIABLES,
     CommandOutcome,
@@ -59,6 +61,7 @@ __all__ = [
     "cap_output",
     "find_bash",
     "hold",
+    "jsonl",
     "make_agent_folder",
     "open_agent_file",
     "open_regular",

@@ -1,10 +1,12 @@
-"""The crash-safe JSON-lines file that chapter 4's sessions and memory logs share."""
+"""The crash-safe JSON-lines file of `machine` that chapter 4's sessions and memory logs share."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from v4_memory import jsonl
+import pytest
+
+from machine import ToolError, jsonl
 
 
 def test_records_come_back_in_order(tmp_path: Path) -> None:
@@ -48,3 +50,26 @@ def test_append_without_sync_writes_the_same_bytes(tmp_path: Path) -> None:
     jsonl.append(synced, {"k": [1, 2]})
     jsonl.append(unsynced, {"k": [1, 2]}, sync=False)
     assert synced.read_bytes() == unsynced.read_bytes() == b'{"k":[1,2]}\n'
+
+
+def test_reading_goes_line_by_line_and_notes_each_problem_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"n": 1}\n\n7\n{"n": 2}\n{"n": 3, "te')
+    problems: list[str] = []
+    records = jsonl.read(path, problems)
+    assert next(records) == {"n": 1} and problems == [], "no line past the first is decoded yet"
+    assert list(records) == [{"n": 2}]
+    assert problems == [
+        "log.jsonl:3: not a JSON object, skipped",
+        "log.jsonl:5: torn last line dropped (12 bytes)",
+    ]
+
+
+def test_a_file_over_the_limit_is_refused_before_its_first_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    for number in range(3):
+        jsonl.append(path, {"n": number})
+    assert list(jsonl.lines(path, limit=path.stat().st_size)) == path.read_bytes().splitlines(True)
+    with pytest.raises(ToolError, match="larger than"):
+        next(jsonl.lines(path, limit=path.stat().st_size - 1))
+    assert jsonl.load(path).size == path.stat().st_size

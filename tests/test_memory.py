@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from v4_memory import jsonl, memory
+from machine import jsonl
+from v4_memory import memory
 from v4_memory.memory import (
     CATEGORIES,
     MEMORY_TOOLS,

@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from llm.result import tool_uses
 from llm.types import Message
-from v4_memory import jsonl
+from machine import jsonl
 from v4_memory.session import (
     INTERRUPTED,
     SessionBusy,
@@ -510,10 +511,13 @@ def test_the_benchmark_prints_its_figures() -> None:
     )
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.lstrip()[:1].isdigit()]
-    # One row per size: messages, file, load, per message, peak memory, append, + fsync.
+    # One row per size: messages, file, load, per message, peak memory, × file, append, + fsync.
     assert len(rows) == 2, done.stdout
     assert all(row[4] == "ms" and row[6] == "µs" and row[8] == "MB" for row in rows), done.stdout
+    assert all(row[9].endswith("×") for row in rows), done.stdout
     assert "load time per message (target < 50 µs, linear)" in done.stdout
+    figure = r"session load peak memory against file size \(target < 3.5×\): ×[\d.]+ at [\d,]+"
+    assert re.search(rf"{figure}, ×[\d.]+ at [\d,]+ \((ok|OVER TARGET)\)", done.stdout)
     assert "store cost per turn at 1,000 messages (2 appends + messages()):" in done.stdout
 
 

@@ -17,8 +17,8 @@ from llm import Reply
 from llm.cassette import ReplayModel, is_runtime, without_runtime
 from llm.errors import ContextTooLong
 from llm.types import RUNTIME_TAG
+from machine import jsonl
 from tests.scripted import assert_valid_history, text, tool, write_cassette
-from v4_memory import jsonl
 from v4_memory.agent import run
 from v4_memory.context import CONTINUE
 from v4_memory.memory import MemoryStore

@@ -1,11 +1,9 @@
 """Keeping a long session inside the context window, in stages.
 
-A model reads its whole conversation at every call, and the conversation only
-grows: each tool result stays in it for good.  Sooner or later the next request is
-larger than the model's context window, and the provider refuses it.  Before each
-call the agent therefore measures the request it is about to send (system prompt,
-tool schemas, messages), and while it is over the budget it frees room, cheapest
-remedy first:
+The conversation only grows, and a model reads all of it at every call: sooner or later
+the next request is larger than the model's window, and the provider refuses it.  So
+before each call the agent measures the request (system prompt, tool schemas, messages)
+and, while it is over the budget, frees room, cheapest remedy first:
 
     fit(system, tools), before every model call
       │
@@ -19,37 +17,18 @@ remedy first:
       │
       └─ stage 3: ContextFull: /compact, a bigger --context-budget, or a new session
 
-Why stages.  Most of a long session is tool output the model has already read and
-acted on: a 40 KB test log from twenty turns ago.  Cutting it to a preview costs
-nothing (no model call) and loses little (the model can run the tool again), so it
-comes first.  A summary costs a model call and loses detail for good, so it comes
-only when previews are not enough.  When even the summary does not fit, no remedy
-is left that keeps the work going safely, and the agent stops and says what to do.
-
-Why stage 1 is a view and stage 2 is recorded.  Stage 1 is a pure function of the
-messages: the same history and budget always give the same previews, so it needs
-no record; a resumed session computes the same view again, and the file keeps
-every result whole in case it is needed later.  A summary is different: the model wrote it, and
-asking again would give another text.  So stage 2 is written to the session as a
-compaction record (`Session.compact`), and a resumed session replays it and sees
-exactly the context the running one had.
-
-Why pairs never split.  The APIs refuse a tool result whose call is not in the
-message just before it, and a call whose result is not just after it.  A summary
-therefore replaces whole turns only, cutting where `Session.boundaries()` allows:
+A preview costs no model call and loses little (the model can run the tool again), and
+the same history always gives the same previews, so stage 1 needs no record.  A summary
+costs a call, loses detail for good, and asked again would read differently, so it comes
+second and is written to the session (`Session.compact`), which a resumed session
+replays.  It replaces whole turns only, cutting where `Session.boundaries()` allows,
+since the APIs refuse a tool result whose call is not just before it:
 
     [task] [call t1] [result t1] [call t2] [result t2] [answer] [task] …
                     ✗           ✓          ✗           ✓        ✓
-    ✗: a cut here would leave a result without its call
 
-How it stays cheap.  The estimate of a message is cached under the message's
-identity, so each turn only the new messages are estimated and the rest is a sum
-(see `ContextWindow._size`, and `python -m lab.bench_context` for the figures).
-The estimate is corrected by what the provider reports: after each call the ratio
-of its count to our estimate of the same request scales the next estimates.
-
-A reply cut off at `max_tokens` is the loop's business, not this module's: it is
-about the room for the answer, which the budget already leaves aside.
+The window keeps a running total: each message is estimated once, when it joins the
+history, and the provider's count corrects the estimate after each call.
 """
 
 from __future__ import annotations
@@ -70,13 +49,14 @@ from v3_subagents.subagents import DelegationRunResult
 from .memory import Hit
 from .session import Session
 
+Tools = list[dict[str, Any]] | None  # the tool schemas sent with a request
+
 # --- Budgets ---------------------------------------------------------------------------------
 
 # The input window of model families, by the start of the model's name, as their
-# providers document them.  A newer model of a family may have a larger window,
-# never (so far) a smaller one, so each figure is a floor.  A floor is the safe side:
-# too small only compacts earlier, while too large is met by the provider's
-# ContextTooLong, which `fit_after_overflow` turns into a compaction.
+# providers document them.  Each figure is a floor: too small only compacts earlier,
+# while too large is met by the provider's ContextTooLong, which `fit_after_overflow`
+# turns into a compaction.
 WINDOWS = {
     "claude": 200_000,  # every Claude 3, 3.5, 3.7, 4 and 4.5 model
     "gpt-4o": 128_000,  # gpt-4o and gpt-4o-mini
@@ -86,25 +66,21 @@ WINDOWS = {
     "o4-mini": 200_000,
     "deepseek": 128_000,  # deepseek-chat and deepseek-reasoner, since DeepSeek-V3.1
 }
-# Any other model: most current models read more than this.  A local server may run
-# a model with a much smaller window (Ollama's default is a few thousand tokens);
-# give --context-budget then.
+# Any other model: a local server may run one with a much smaller window (Ollama's
+# default is a few thousand tokens); give --context-budget then.
 FALLBACK_WINDOW = 32_000
 # The estimate is off by 5 to 8% on average before a provider's report corrects it
 # (`llm/tokens.py`), so a tenth of the window is kept in reserve for the first call.
 ESTIMATE_MARGIN = 0.10
 # Replays run on a budget small enough that the demo's dozen turns go through stage 1
-# and stage 2; a real window would never fill in a demo.  It is a teaching setting,
-# and a cassette plays back the same stages only with the budget it was made with.
+# and stage 2; a cassette plays back the same stages only with the budget it was made with.
 REPLAY_BUDGET = 12_000
 
 
 def default_budget(model_name: str, reply_tokens: int = 4096) -> int:
-    """Tokens a request may take on `model_name` (e.g. "anthropic:claude-sonnet-4-5").
-
-    The window, less the estimate's margin, less the room the reply may take
-    (`max_tokens`): the APIs count the reply inside the window too.
-    """
+    """Tokens a request may take on `model_name` (e.g. "anthropic:claude-sonnet-4-5"):
+    the window, less the estimate's margin, less the reply's room (`max_tokens`),
+    which the APIs count inside the window too."""
     provider, _, name = model_name.partition(":")
     if provider == "replay":
         return REPLAY_BUDGET
@@ -124,22 +100,11 @@ CUT_NOTE = (
 )
 
 
-def trim_old_results(
-    messages: list[Message],
-    keep_turns: int = KEEP_TURNS,
-    cache: dict[int, tuple[Message, Message]] | None = None,
-) -> list[Message]:
+def trim_old_results(messages: list[Message], keep_turns: int = KEEP_TURNS) -> list[Message]:
     """Stage 1: the messages with every long tool result before the last `keep_turns`
-    model calls cut to a preview.  The same messages always give the same view.
-
-    Nothing is changed in place: a trimmed message is a new dict, the others are the
-    same objects.  `cache` (id of a message → the message and its trimmed form) lets a
-    caller trim each message once; see `ContextWindow` for why identity is a safe key.
-    """
+    model calls cut to a preview.  Nothing is changed in place."""
     start = recent_start(messages, keep_turns)
-    cache = {} if cache is None else cache
-    old = [_cached(cache, message, trim_results) for message in messages[:start]]
-    return old + messages[start:]
+    return [trim_results(message) for message in messages[:start]] + messages[start:]
 
 
 def recent_start(messages: list[Message], keep_turns: int) -> int:
@@ -231,7 +196,6 @@ def summary_message(text: str) -> Message:
 
 # --- The window ----------------------------------------------------------------------------------
 
-
 CONTINUE = (
     "Your last reply was cut off at the output limit (max_tokens). Go on from where it "
     "stopped. If you were writing a tool call, it did not run: make it again, smaller "
@@ -240,11 +204,8 @@ CONTINUE = (
 
 
 def continuation(cut_off: list[Block]) -> Message:
-    """What chapter 4 sends after a reply cut off at max_tokens, to go on instead of stopping.
-
-    Each call in the cut-off reply may be half written, so none ran: each gets an error
-    result (the API wants every call answered), and then the request to go on.
-    """
+    """What chapter 4 sends after a reply cut off at max_tokens, to go on instead of stopping:
+    an error result for each call in it (half written, none ran), then the request to go on."""
     results = [
         {"type": "tool_result", "tool_use_id": call["id"], "content": CUT_OFF, "is_error": True}
         for call in cut_off
@@ -254,10 +215,8 @@ def continuation(cut_off: list[Block]) -> Message:
 
 
 class ContextFull(ModelError):
-    """Stage 3: the request does not fit the budget even after the other stages.
-
-    A ModelError, so a loop that already ends cleanly on one ends cleanly on this too.
-    """
+    """Stage 3: the request does not fit the budget even after the other stages.  A
+    ModelError, so a loop that already ends cleanly on one ends cleanly on this too."""
 
 
 @dataclass(frozen=True)
@@ -284,19 +243,11 @@ class ContextWindow:
     `note_usage` with the reply's usage.  `compactions` lists the stages taken.
 
     `before_summary`, if given, is called just before each stage-2 summary with the
-    messages as they would be sent: the memory flush, one side turn over the whole
-    context in which the agent saves what it wants to keep (the budget's margin below
-    the real window leaves room for it).  A callable rather than a signal back to
-    the loop, so that the flush comes before every summary (the automatic one and
-    `/compact` alike) without the loop having to remember it, and the loop stays one
-    `fit` per turn.  It is not called after the provider refused a request as too
-    long: the flush turn would be refused too.  An error it raises stops the `fit`.
-
-    The estimate cache.  Each message's estimate is kept under `id(message)`, with
-    the message itself beside it.  That is safe because the session never edits a
-    message once added (a change makes a new dict), and the kept reference stops
-    Python from giving the id to another object while the entry lives.  Entries are
-    dropped when their messages leave the history, at each stage-2 compaction.
+    messages as they would be sent: the memory flush, a side turn in which the agent
+    saves what it wants to keep.  A callable rather than a signal back to the loop, so
+    that the flush comes before every summary (automatic or `/compact`) and the loop
+    stays one `fit` per turn.  It is not called after the provider refused a request
+    as too long, since the flush turn would be refused too.
     """
 
     def __init__(
@@ -310,9 +261,7 @@ class ContextWindow:
     ) -> None:
         if budget <= 0:
             raise ValueError(f"the context budget must be a positive number of tokens: {budget}")
-        self.model = model
-        self.session = session
-        self.budget = budget
+        self.model, self.session, self.budget = model, session, budget
         self.keep_turns = keep_turns
         self.before_summary = before_summary
         self.compactions: list[Compaction] = []
@@ -322,26 +271,20 @@ class ContextWindow:
         self._sent = 0  # our own estimate of that request, which a report is compared to
         self._trimming = False  # whether that request was a stage-1 view
         self._overflow_turn = -1
-        self._estimates: dict[int, tuple[Message, int]] = {}
-        self._trims: dict[int, tuple[Message, Message]] = {}
-        self._fixed: tuple[str, list[dict[str, Any]] | None, int] = ("", None, 0)
+        self._fixed: tuple[str, Tools, int] = ("", None, 0)  # system, tools, their estimate
+        self._start_count()
 
-    def fit(self, system: str, tools: list[dict[str, Any]] | None = None) -> list[Message]:
+    def fit(self, system: str, tools: Tools = None) -> list[Message]:
         """The messages to send next, within the budget: stages 1 and 2 as needed.
-
-        Raises ContextFull (stage 3) when even they do not make room.
-        """
+        Raises ContextFull (stage 3) when even they do not make room."""
         self.turn += 1
         return self._fit(system, tools, forced=False)
 
-    def fit_after_overflow(
-        self, system: str, tools: list[dict[str, Any]] | None = None
-    ) -> list[Message]:
+    def fit_after_overflow(self, system: str, tools: Tools = None) -> list[Message]:
         """The messages to send after the provider refused `fit`'s as too long; once a turn.
 
-        The refusal says that the request was too long, not by how much, so there is
-        no figure to correct the estimate with: stage 2 is taken at once, since it
-        frees the most, and the report of the next call corrects the estimate.
+        The refusal does not say by how much, so there is no figure to correct the
+        estimate with: stage 2 is taken at once, since it frees the most.
         """
         if self._overflow_turn == self.turn:
             raise ContextFull(
@@ -357,25 +300,19 @@ class ContextWindow:
         if not usage.estimated and usage.input_tokens > 0 and self._sent > 0:
             self.ratio = usage.input_tokens / self._sent
 
-    def compact_now(
-        self, system: str, tools: list[dict[str, Any]] | None = None
-    ) -> Compaction | None:
-        """`/compact`: summarise the whole conversation now, stage 2 on demand.
-
-        Returns its record, or None when there is nothing to summarise yet.
-        """
+    def compact_now(self, system: str, tools: Tools = None) -> Compaction | None:
+        """`/compact`: stage 2 on demand over the whole conversation; None when there is
+        nothing to summarise yet."""
         boundaries = self.session.boundaries()
         if not boundaries:
             return None
         messages = self.session.messages()
         tokens = self._corrected(self._size(system, tools, messages))
-        return self._summarise(system, tools, messages, tokens, boundaries[-1], flush=True)
+        return self._summarise(boundaries[-1], messages, tokens, flush=True)
 
     # --- the stages ---
 
-    def _fit(
-        self, system: str, tools: list[dict[str, Any]] | None, *, forced: bool
-    ) -> list[Message]:
+    def _fit(self, system: str, tools: Tools, *, forced: bool) -> list[Message]:
         view, size = self._view(system, tools)
         tokens = self._corrected(size)
         if forced or tokens > self.budget:
@@ -383,7 +320,7 @@ class ContextWindow:
             if upto is None:
                 refused = "refused by the provider, " if forced else ""
                 raise self._full(tokens, f"{refused}with no older turns left to summarise")
-            self._summarise(system, tools, view, tokens, upto, flush=not forced)
+            self._summarise(upto, view, tokens, flush=not forced)
             view, size = self._view(system, tools)
             tokens = self._corrected(size)
         if tokens > self.budget:
@@ -391,7 +328,7 @@ class ContextWindow:
         self._sent, self.tokens = size, tokens
         return view
 
-    def _view(self, system: str, tools: list[dict[str, Any]] | None) -> tuple[list[Message], int]:
+    def _view(self, system: str, tools: Tools) -> tuple[list[Message], int]:
         """The history, or its stage-1 view when the history is over the budget, and
         its estimated size.  Records stage 1 when it starts trimming."""
         messages = self.session.messages()
@@ -399,8 +336,8 @@ class ContextWindow:
         if self._corrected(size) <= self.budget:
             self._trimming = False
             return messages, size
-        view = trim_old_results(messages, self.keep_turns, self._trims)
-        trimmed = self._size(system, tools, view)
+        view, trimmed = self._trimmed(messages)
+        trimmed += self._fixed[2]
         if trimmed < size and not self._trimming:
             cut = sum(old is not new for old, new in zip(messages, view, strict=True))
             before, after = self._corrected(size), self._corrected(trimmed)
@@ -415,35 +352,27 @@ class ContextWindow:
 
         A summary costs a model call and loses detail, so one should buy many turns:
         after it the request is the system prompt, the summary and at most a quarter of
-        the budget, which leaves over half of the budget for the work that follows.  The
-        recent turns are kept word for word because the work in progress needs their
-        exact text (the file just read, the error just seen).
+        the budget.  The recent turns are kept word for word because the work in
+        progress needs their exact text (the file just read, the error just seen).
         """
         history = self.session.messages()
+        self._count(history)
         cuts = [upto for upto in self.session.boundaries() if upto < len(history)]
         if not cuts:
             return None
         allowed, room = set(cuts), KEEP_SHARE * limit / self.ratio
         best, kept = cuts[-1], 0  # at the least, all but the last turn
         for upto in range(len(history) - 1, 0, -1):  # the kept part grows, newest first
-            kept += _cached(self._estimates, history[upto], estimate_message)
+            kept += self._sizes[upto]
             if kept > room:
                 break
             if upto in allowed:
                 best = upto
         return best
 
-    def _summarise(
-        self,
-        system: str,
-        tools: list[dict[str, Any]] | None,
-        view: list[Message],
-        tokens: int,
-        upto: int,
-        *,
-        flush: bool,
-    ) -> Compaction:
-        """Stage 2: replace the first `upto` messages by a summary, recorded in the session."""
+    def _summarise(self, upto: int, view: list[Message], tokens: int, *, flush: bool) -> Compaction:
+        """Stage 2: replace the first `upto` messages by a summary, recorded in the session.
+        `view` is what the memory flush sees; `tokens`, the size of the request before."""
         if flush and self.before_summary:
             self.before_summary(view)
         request = [{"role": "user", "content": transcript(self.session.messages()[:upto])}]
@@ -461,9 +390,8 @@ class ContextWindow:
         if reply.stop_reason == "max_tokens":
             text += "\n[the summary was cut off here]"
         self.session.compact(upto, summary_message(text))
-        self._forget_removed()
         self._trimming = False
-        after = self._corrected(self._size(system, tools, self.session.messages()))
+        after = self._corrected(self._fixed[2] + self._count(self.session.messages()))
         return self._record(2, tokens, after, f"{upto} messages summarised", reply.usage)
 
     def _full(self, tokens: int, why: str) -> ContextFull:
@@ -481,43 +409,58 @@ class ContextWindow:
         self.compactions.append(compaction)
         return compaction
 
-    # --- the estimate, cached ---
+    # --- the estimate: a running total ---
 
     def _corrected(self, size: int) -> int:
         """Our estimate scaled to the provider's count, as the last report showed it."""
         return math.ceil(size * self.ratio)
 
-    def _size(
-        self, system: str, tools: list[dict[str, Any]] | None, messages: list[Message]
-    ) -> int:
-        """`estimate_request(system, messages, tools)`, from cached figures.  The system
-        prompt and tools are estimated again when they change (for the tools: when
-        another list is given)."""
-        if self._fixed[0] != system or self._fixed[1] is not tools:
+    def _size(self, system: str, tools: Tools, messages: list[Message]) -> int:
+        """`estimate_request(system, messages, tools)`, from the running total.  The system
+        prompt and tools are estimated again only when they change."""
+        if (self._fixed[0], self._fixed[1]) != (system, tools):
             self._fixed = (system, tools, estimate_request(system, [], tools))
-        cache = self._estimates
-        total = self._fixed[2]
-        for message in messages:  # `_cached` inlined: this loop is the cost of every turn
-            entry = cache.get(id(message))
-            if entry is None or entry[0] is not message:
-                entry = cache[id(message)] = (message, estimate_message(message))
-            total += entry[1]
-        return total
+        return self._fixed[2] + self._count(messages)
 
-    def _forget_removed(self) -> None:
-        """After a compaction: keep the entries of the messages still in the history."""
-        alive = {id(message) for message in self.session.messages()}
-        self._trims = {key: entry for key, entry in self._trims.items() if key in alive}
-        alive |= {id(trimmed) for _, trimmed in self._trims.values()}
-        self._estimates = {key: entry for key, entry in self._estimates.items() if key in alive}
+    def _start_count(self) -> None:
+        """Forget every figure: at the start, and after a summary replaced the history's start."""
+        self._summaries = self.session.compactions if self.session else 0
+        self._sizes: list[int] = []  # the estimate of each message counted, by position
+        self._total = 0  # their sum
+        self._last: Message | None = None  # the last message counted, as it was then
+        self._old: list[Message] = []  # stage 1's view of the first messages, kept as it grows
+        self._old_size = 0  # its estimate
+        self._old_whole = 0  # the estimate of the same messages whole
 
+    def _count(self, messages: list[Message]) -> int:
+        """The estimate of `messages`: the running total, extended by the messages new
+        since the last count.  The history only grows at its end, and only its last
+        message may be replaced (joined with the next one, or the stand-in answer to
+        open calls replaced by the results), so that is the one figure checked again;
+        a summary changes the start, and the count starts again."""
+        if self._summaries != self.session.compactions or len(messages) < len(self._sizes) - 1:
+            self._start_count()
+        elif self._sizes and messages[len(self._sizes) - 1 : len(self._sizes)] != [self._last]:
+            self._total -= self._sizes.pop()
+        for message in messages[len(self._sizes) :]:
+            self._sizes.append(estimate_message(message))
+            self._total += self._sizes[-1]
+        self._last = messages[-1] if messages else None
+        return self._total
 
-def _cached(cache: dict[int, tuple[Message, Any]], message: Message, compute: Callable) -> Any:
-    """`compute(message)`, remembered under the message's identity (see ContextWindow)."""
-    entry = cache.get(id(message))
-    if entry is None or entry[0] is not message:
-        entry = cache[id(message)] = (message, compute(message))
-    return entry[1]
+    def _trimmed(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """`trim_old_results(messages)` and its estimate (without the system prompt and
+        tools), from the view kept so far: a message is trimmed once, when it leaves the
+        last `keep_turns` turns.  `messages` must have been counted (`_count`)."""
+        start = recent_start(messages, self.keep_turns)
+        if start < len(self._old):  # the recent turns grew backwards: never as a session grows
+            self._old, self._old_size, self._old_whole = [], 0, 0
+        for index in range(len(self._old), start):
+            message, size = messages[index], self._sizes[index]
+            self._old.append(trim_results(message))
+            self._old_size += size if self._old[-1] is message else estimate_message(self._old[-1])
+            self._old_whole += size
+        return self._old + messages[start:], self._total - self._old_whole + self._old_size
 
 
 @dataclass(kw_only=True)

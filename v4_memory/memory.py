@@ -47,8 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from llm import Message, Model
-from machine import ToolError, agent_files, cap_output, hold
-from v4_memory import jsonl
+from machine import ToolError, agent_files, cap_output, hold, jsonl
 
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
 

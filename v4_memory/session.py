@@ -1,10 +1,10 @@
 """Sessions: every conversation saved as it happens, resumable after a restart or a crash.
 
-A session is one JSON-lines file, `.agent/sessions/<id>.jsonl` in the work directory.
-The first line is a header; after it, each message is one line in the canonical shape
-(`role` and `content`, exactly what the model is sent), written once, with a single
-`write` and an `fsync`, the moment it exists.  A line whose object has a `type` field
-is a record, not a message: the header, and compactions.
+A session is one JSON-lines file, `.agent/sessions/<id>.jsonl` in the work directory,
+written by `machine.jsonl` (a line is written once, whole, and fsynced).  The first line
+is a header; each message is one line in the canonical shape, exactly what the model is
+sent, the moment it exists.  A line whose object has a `type` is a record, not a
+message: the header, and compactions.
 
     {"type":"session","schema":1,"id":"20250314-153012-a1b2c3","created":"2025-03-14T15:30:12+01:00","model":"anthropic:claude-sonnet-4-5","chapter":"v4_memory"}
     {"role":"user","content":"Why does test_parse fail?"}
@@ -18,29 +18,21 @@ stands at this point, by this summary".  The summarised messages stay in the fil
 (nothing is rewritten); loading replays the lines in order, so a resumed session sees
 exactly the context the running one had: here, the summary and the last answer.
 
-Loading repairs what a crash can leave, and says so in `Session.repairs`:
-
-- a torn last line (the process died during its write) is dropped, and the next
-  append starts on a fresh line, so nothing written later is lost (see `jsonl`);
-- an undecodable line in the middle is skipped, everything after it is kept;
-- a `tool_use` whose `tool_result` was never written is answered with an error
-  result, "interrupted before a result was recorded": the API refuses a call
-  without its result, and the model learns that the tool may not have run;
-- two messages from the same side in a row are joined into one, as the Anthropic
-  API itself does; OpenAI-compatible servers whose chat template insists on
-  alternating roles would refuse them otherwise.  A history that ends with a user
-  message is left as it is: it is a valid request, so a resumed loop may ask the
-  model to finish the interrupted turn, and a new user message is joined to it.
-
-The repairs are never written back.  The file records what happened; the repaired
-history is computed from it, and the same code repairs a message whether it is being
-loaded or appended, so every load gives the same history the running session had.
+Loading reads the file line by line and mends what a crash can leave (`_mend`), one
+note each in `Session.repairs`: a torn or undecodable line is skipped; a `tool_use`
+whose result was never written is answered with an error result ("interrupted before
+a result was recorded"), since the APIs refuse a call without its result; two messages
+from the same side in a row are joined, as the Anthropic API itself does.  A history
+that ends with a user message is a valid request and is left as it is.  The repairs
+are never written back: the same code mends a message whether it is loaded or
+appended, so every load gives the history the running session had.
 
 Only one process may have a session open (see `_lock`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -52,18 +44,9 @@ from typing import Any
 
 from llm.console import counted
 from llm.result import close_open_turn, text_of, tool_uses
+from llm.shape import message_problem
 from llm.types import Block, Message
-from machine import (
-    Lock,
-    LockBusy,
-    ToolError,
-    agent_files,
-    hold,
-    make_agent_folder,
-    read_agent_file,
-)
-
-from . import jsonl
+from machine import Lock, LockBusy, ToolError, agent_files, hold, jsonl, make_agent_folder
 
 SESSIONS_DIR = Path(".agent", "sessions")  # inside the work directory
 SCHEMA = 1  # the header's version; a file from a newer version is refused, not misread
@@ -88,10 +71,7 @@ class SessionBusy(SessionError):
 
 @dataclass(frozen=True)
 class SessionInfo:
-    """One row of `/sessions`: enough to choose a session without loading it.
-
-    `messages` counts the message lines in the file, compacted ones included.
-    """
+    """One row of `/sessions`; `messages` counts message lines, compacted ones included."""
 
     id: str
     created: datetime
@@ -105,9 +85,8 @@ class SessionStore:
 
     `sync=False` skips the fsync after each line: a crash of the process still loses
     nothing (the data is in the kernel already), a power cut may lose the last lines.
-    `workdir` is the folder no session file may lead out of (by default `root`): the
-    files are opened by chapter 1's rules for the agent's own files, never through a
-    link, so a cloned repository cannot make a session write into `~/.bashrc`.
+    `workdir` is the folder no session file may lead out of (by default `root`): a
+    cloned repository's `.agent/` cannot make a session write into `~/.bashrc`.
     """
 
     def __init__(
@@ -131,44 +110,21 @@ class SessionStore:
         while self._path(session_id).exists():  # two sessions started in the same second
             session_id = _new_id()
         created = datetime.now().astimezone().isoformat(timespec="seconds")
-        header = {
-            "type": "session",
-            "schema": SCHEMA,
-            "id": session_id,
-            "created": created,
-            "model": None,
-            "chapter": CHAPTER,
-            **meta,
-        }
-        session = Session(self._path(session_id), sync=self.sync, workdir=self.workdir)
-        try:
-            session._write(header)
-        except BaseException:
-            session.close()
-            raise
-        session.header = header
-        return session
+        header = {"type": "session", "schema": SCHEMA, "id": session_id, "created": created}
+        header |= {"model": None, "chapter": CHAPTER, **meta}
+        return Session(self._path(session_id), self, header)
 
     def open(self, session_id: str) -> Session:
         """Load a session to continue it, repaired; refused while another process has it."""
+        how = "/sessions lists them, --continue resumes the latest"
         if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
             raise SessionNotFound(
                 f"{str(session_id)[:40]!r} is not a session id (letters, digits, '-' and '_', "
-                "at most 100): /sessions lists them, --continue resumes the latest"
+                f"at most 100): {how}"
             )
-        path = self._path(session_id)
-        if not path.is_file():
-            raise SessionNotFound(
-                f"no session {session_id!r} in {self.root}: "
-                "/sessions lists them, --continue resumes the latest"
-            )
-        session = Session(path, sync=self.sync, workdir=self.workdir)
-        try:
-            session._load()
-        except BaseException:
-            session.close()
-            raise
-        return session
+        if not self._path(session_id).is_file():
+            raise SessionNotFound(f"no session {session_id!r} in {self.root}: {how}")
+        return Session(self._path(session_id), self)
 
     def list(self) -> list[SessionInfo]:
         """Every session, the most recently active first."""
@@ -192,23 +148,32 @@ class SessionStore:
 class Session:
     """One conversation on disk, open for this process alone until `close()`.
 
-    `messages()` is what to send to the model; `append` saves a message and adds it;
-    `repairs` lists, one line each, what loading had to mend ("message 7" is the
-    seventh message line of the file).
+    Made by `SessionStore`: with a `header`, a new file that starts with it; without, the
+    file loaded.  `messages()` is what to send to the model; `append` saves a message and
+    adds it; `repairs` lists what loading mended ("message 7": the 7th message line).
     """
 
-    def __init__(self, path: Path, *, sync: bool = True, workdir: Path | None = None) -> None:
-        self.path = path
-        self.id = path.stem
-        self.workdir = workdir or path.parent
+    def __init__(
+        self, path: Path, store: SessionStore, header: dict[str, Any] | None = None
+    ) -> None:
+        self.path, self.id, self.workdir = path, path.stem, store.workdir
         self.header: dict[str, Any] = {}
         self.repairs: list[str] = []
-        self._lock: Lock | None = _lock(self.workdir, path)
-        self._sync = sync
+        self.compactions = 0  # compaction records applied, in the file and since
+        self._sync = store.sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
         self._written: list[Message] = []  # every message line, as written: the full record
         self._stored = 0  # message lines read or written: numbers the repair notes
-        self.compactions = 0  # compaction records applied, in the file and since
+        self._lock: Lock | None = _lock(self.workdir, path)
+        try:
+            if header:
+                self._write(header)
+                self.header = header
+            else:
+                self._load()
+        except BaseException:
+            self.close()  # a session that cannot be written or read lets go of its lock
+            raise
 
     def __enter__(self) -> Session:
         return self
@@ -223,33 +188,25 @@ class Session:
             self._lock = None
 
     def _load(self) -> None:
-        """Replay the file: the header, then each message and compaction, in order."""
+        """Replay the file one line at a time: the header, then each message and compaction."""
+        records = jsonl.read(self.path, self.repairs, workdir=self.workdir)
         try:
-            loaded = jsonl.load(self.path, workdir=self.workdir)
+            first = next(records, {})
+            if first.get("type") == "session":
+                self.header = _checked(first, self.id)
+            else:
+                self.repairs.append("no header line: the session's date and model are unknown")
+                records = itertools.chain([first] if first else [], records)
+            for record in records:
+                self._replay(record)
         except (ToolError, OSError) as error:
             raise SessionError(f"session {self.id} cannot be read: {_reason(error)}") from None
-        self.repairs = loaded.problems
-        records = loaded.records
-        if records and records[0].get("type") == "session":
-            self.header = records[0]
-            records = records[1:]
-        else:
-            self.repairs.append("no header line: the session's date and model are unknown")
-        schema = self.header.get("schema", SCHEMA)
-        if not isinstance(schema, int) or schema > SCHEMA:
-            raise SessionError(
-                f"session {self.id} has format version {schema!r}, newer than this code "
-                f"reads ({SCHEMA}): update the course to open it"
-            )
-        for record in records:
-            self._replay(record)
-        calls = _open_calls(self._history)
-        if calls:  # messages() answers them each time; the note is made once, here
+        if calls := _open_calls(self._history):  # messages() answers them; noted once, here
             _answer({"role": "user", "content": []}, calls, self._stored, self.repairs)
 
     def transcript(self) -> list[Message]:
-        """Every message as it was written, before any compaction: the record of the whole
-        conversation, for a person to read back (the model sees `messages()`)."""
+        """Every message as written, before any compaction: the whole conversation, for a
+        person to read back (the model sees `messages()`)."""
         return list(self._written)
 
     def messages(self) -> list[Message]:
@@ -263,7 +220,7 @@ class Session:
     def append(self, message: Message) -> None:
         """Save `message` as one line (one write, fsync), then add it to the history."""
         self._check_open()
-        if problem := _shape_problem(message):
+        if problem := message_problem(message):
             raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
         # Decoded from its own encoding: the history holds what a reload would read,
         # with no list shared with the caller that could change after the write.
@@ -274,14 +231,9 @@ class Session:
         _mend(self._history, message, self._stored)  # notes not kept: loading reports them
 
     def close_turn(self, results: list[Block], note: str) -> None:
-        """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap).
-
-        As `close_open_turn` does for a list: the results that were finished, an error
-        result for each call that got none, then a closing note; written as whole
-        messages, since a line is written once.
-        """
-        messages = list(self._history)
-        count = len(messages)
+        """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap):
+        as `close_open_turn` does for a list, written as whole messages."""
+        messages, count = list(self._history), len(self._history)
         if results:
             messages.append({"role": "user", "content": list(results)})
         close_open_turn(messages, note)
@@ -300,7 +252,7 @@ class Session:
         message.  A kept user message right after it is joined to it.
         """
         self._check_open()
-        _check_compaction(self._history, upto, summary_message)
+        self._check_compaction(upto, summary_message)
         summary = {"role": "user", "content": summary_message["content"]}
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
         self._write(record)
@@ -311,20 +263,35 @@ class Session:
         kind = record.get("type")
         if kind is None:
             self._stored += 1
-            if problem := _shape_problem(record):
+            if problem := message_problem(record):
                 self.repairs.append(f"message {self._stored}: {problem}, skipped")
             else:
                 self._written.append(record)
                 self.repairs += _mend(self._history, record, self._stored)
         elif kind == "compaction":
             try:
-                _check_compaction(self._history, record.get("upto"), record.get("summary"))
+                self._check_compaction(record.get("upto"), record.get("summary"))
                 _compact(self._history, record["upto"], record["summary"])
                 self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
         else:
             self.repairs.append(f"record of unknown type {kind!r} skipped")
+
+    def _check_compaction(self, upto: Any, summary: Any) -> None:
+        """Raise ValueError, saying why, unless `compact(upto, summary)` keeps a valid history."""
+        if message_problem(summary) or summary["role"] != "user" or not summary["content"]:
+            raise ValueError("the summary must be a user message of text")
+        if any(block["type"] != "text" for block in _blocks(summary)):
+            raise ValueError("the summary must be a user message of text")
+        if not isinstance(upto, int) or not 1 <= upto <= len(self._history):
+            raise ValueError(f"upto must be between 1 and {len(self._history)}, got {upto!r}")
+        if calls := tool_uses(self._history[upto - 1]):
+            nearest = max((cut for cut in self.boundaries() if cut < upto), default=None)
+            raise ValueError(
+                f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
+                f"from its result; the nearest cut before it is {nearest} (see boundaries())"
+            )
 
     def _write(self, record: dict[str, Any]) -> None:
         """One line, or a SessionError in one line: a full disk or a read-only folder loses
@@ -344,30 +311,38 @@ def _reason(error: Exception) -> str:
     return (error.strerror if isinstance(error, OSError) else None) or str(error)
 
 
-def _lock(workdir: Path, session_path: Path) -> Lock:
+def _lock(workdir: Path, path: Path) -> Lock:
     """Lock `<id>.lock` for as long as this process has the session open.
 
     The lock cannot outlive its holder: a process that ends, even by `kill -9`, lets
-    the next `open` take it (how, on each system, is `machine.locks`' business).
+    the next `open` take it (how, on each system, is `machine.locks`' business).  It is
+    taken inside the work directory, so a lock file planted as a link is refused.
     """
-    lock = session_path.with_suffix(".lock")
-    try:  # inside the work directory: a lock file planted as a link to ~/.bashrc is refused
-        return hold(lock, inside=workdir)  # refuses at once, never waits
+    try:
+        return hold(path.with_suffix(".lock"), inside=workdir)  # refuses at once, never waits
     except LockBusy as busy:
-        holder = busy.holder
-        who = "this process" if holder == str(os.getpid()) else f"another process (pid {holder})"
-        raise SessionBusy(
-            f"session {session_path.stem} is open in {who}: "
-            "close it there first, or start a new session"
-        ) from None
+        mine = busy.holder == str(os.getpid())
+        who = "this process" if mine else f"another process (pid {busy.holder})"
+        why = f"is open in {who}: close it there first, or start a new session"
+        raise SessionBusy(f"session {path.stem} {why}") from None
     except (ToolError, OSError) as error:
-        reason = _reason(error)
-        raise SessionError(f"session {session_path.stem} cannot be locked: {reason}") from None
+        raise SessionError(f"session {path.stem} cannot be locked: {_reason(error)}") from None
 
 
 def _new_id() -> str:
     """Sortable by creation time, readable, and unique enough: 16 million per second."""
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def _checked(header: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """The header, unless it comes from a newer version of this code, which may mean more."""
+    schema = header.get("schema", SCHEMA)
+    if not isinstance(schema, int) or schema > SCHEMA:
+        raise SessionError(
+            f"session {session_id} has format version {schema!r}, newer than this code "
+            f"reads ({SCHEMA}): update the course to open it"
+        )
+    return header
 
 
 # --- Repairs ---------------------------------------------------------------------------------
@@ -413,21 +388,15 @@ def _answer(message: Message, calls: list[Block], number: int, notes: list[str])
     results = {block["tool_use_id"]: block for block in blocks if block["type"] == "tool_result"}
     answers = []
     for call in calls:
-        answer = results.pop(call["id"], None)
-        if answer is None:
-            answer = {
-                "type": "tool_result",
-                "tool_use_id": call["id"],
-                "content": INTERRUPTED,
-                "is_error": True,
-            }
+        if call["id"] not in results:
+            lost = {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED}
+            results[call["id"]] = lost | {"is_error": True}
             notes.append(
                 f"message {number}: tool call {call['id']} ({call['name']}) had no result, "
                 f"answered '{INTERRUPTED}'"
             )
-        answers.append(answer)
-    for stray in results:
-        notes.append(f"message {number}: result for unknown tool call {stray} dropped")
+        answers.append(results.pop(call["id"]))
+    notes += [f"message {number}: result for unknown tool call {id_} dropped" for id_ in results]
     others = [block for block in blocks if block["type"] != "tool_result"]
     return {"role": "user", "content": answers + others}
 
@@ -439,77 +408,6 @@ def _join(first: Message, second: Message) -> Message:
 def _blocks(message: Message) -> list[Block]:
     content = message["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
-def _shape_problem(message: Any) -> str:
-    """Why `message` is not a canonical message, or "" when it is one."""
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-        return "role must be 'user' or 'assistant'"
-    content = message.get("content")
-    if isinstance(content, str):
-        return ""
-    if not isinstance(content, list):
-        return "content must be a string or a list of blocks"
-    own = {"user": "tool_result", "assistant": "tool_use"}[message["role"]]
-    for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return "every block must be an object with a type"
-        kind = block["type"]
-        if kind in ("tool_use", "tool_result") and kind != own:
-            return f"a {message['role']} message cannot hold a {kind} block"
-        if problem := _block_problem(block):
-            return problem
-    return ""
-
-
-def _block_problem(block: dict[str, Any]) -> str:
-    """Why a block of a known type has fields of the wrong type, or "": a line of the right
-    JSON shape but odd content (`"text": 5`, a string `input`) must not crash a resume."""
-    kind = block["type"]
-    if kind == "text" and not isinstance(block.get("text"), str):
-        return "a text block needs its text as a string"
-    if kind == "tool_use" and not (
-        isinstance(block.get("id"), str)
-        and isinstance(block.get("name"), str)
-        and isinstance(block.get("input"), dict)
-    ):
-        return "a tool_use block needs an id and a name (strings) and an input object"
-    if kind == "tool_result":
-        content = block.get("content", "")
-        if not isinstance(block.get("tool_use_id"), str):
-            return "a tool_result block needs a tool_use_id"
-        if not isinstance(content, (str, list)) or (
-            isinstance(content, list) and any(_block_problem_any(part) for part in content)
-        ):
-            return "a tool_result block's content must be text or a list of blocks"
-    return ""
-
-
-def _block_problem_any(block: Any) -> str:
-    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-        return "every block must be an object with a type"
-    return _block_problem(block)
-
-
-def _check_compaction(history: list[Message], upto: Any, summary: Any) -> None:
-    """Raise ValueError, saying why, unless `compact(upto, summary)` keeps a valid history."""
-    if (
-        _shape_problem(summary)
-        or summary["role"] != "user"
-        or not summary["content"]
-        or any(block["type"] != "text" for block in _blocks(summary))
-    ):
-        raise ValueError("the summary must be a user message of text")
-    if not isinstance(upto, int) or not 1 <= upto <= len(history):
-        raise ValueError(f"upto must be between 1 and {len(history)}, got {upto!r}")
-    calls = tool_uses(history[upto - 1])
-    if calls:
-        allowed = [cut for cut in range(1, len(history) + 1) if not tool_uses(history[cut - 1])]
-        nearest = max((cut for cut in allowed if cut < upto), default=None)
-        raise ValueError(
-            f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
-            f"from its result; the nearest cut before it is {nearest} (see boundaries())"
-        )
 
 
 def _compact(history: list[Message], upto: int, summary: Message) -> None:
@@ -525,28 +423,29 @@ def _compact(history: list[Message], upto: int, summary: Message) -> None:
 
 
 def _info(workdir: Path, path: Path) -> SessionInfo:
-    """What `/sessions` shows about one file, found without decoding every line."""
-    data = read_agent_file(workdir, path)
+    """What `/sessions` shows about one file, read line by line, decoding only two lines."""
     last_active = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
-    header = _decode_line(data, 0)
+    lines = jsonl.lines(path, workdir=workdir)
+    header, first_user, count = _decoded(next(lines, b"")), {}, 0
+    for line in lines:  # `append` writes `role` first: only a message line starts so
+        if line.startswith(b'{"role":'):
+            count += 1
+            if not first_user and line.startswith(b'{"role":"user"'):
+                first_user = _decoded(line)
     try:
         created = datetime.fromisoformat(header["created"])
     except (KeyError, TypeError, ValueError):
         created = last_active
-    # `append` writes `role` first, so a message line, and only a message line, starts so.
-    first_user = data.find(b'\n{"role":"user"')
-    message = _decode_line(data, first_user + 1) if first_user >= 0 else {}
     try:
-        first_line = next(iter(text_of(message["content"]).strip().splitlines()), "")
+        first_line = next(iter(text_of(first_user["content"]).strip().splitlines()), "")
     except (KeyError, TypeError, AttributeError):
         first_line = ""
-    return SessionInfo(path.stem, created, last_active, data.count(b'\n{"role":'), first_line)
+    return SessionInfo(path.stem, created, last_active, count, first_line)
 
 
-def _decode_line(data: bytes, start: int) -> dict[str, Any]:
-    end = data.find(b"\n", start)
+def _decoded(line: bytes) -> dict[str, Any]:
     try:
-        record = json.loads(data[start : end if end >= 0 else len(data)])
+        record = json.loads(line)
     except (ValueError, RecursionError):
         return {}
     return record if isinstance(record, dict) else {}

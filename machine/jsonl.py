@@ -1,0 +1,139 @@
+"""Append-only JSON-lines files that survive a crash: one record per line, each written whole.
+
+Chapter 4's sessions and daily memory logs are both kept this way.  The rules that
+make a crash harmless are few:
+
+- a record is encoded first, then written with a single `write` call (newline
+  included) and `fsync`ed, so the file never holds half of a record followed by
+  another one;
+- a process killed in the middle of that write leaves at most one torn line, at
+  the end; the next `append` notices the missing newline and starts on a fresh
+  line, so nothing appended later is glued to the torn piece;
+- reading keeps every line that decodes, drops the torn last line, skips an
+  undecodable line in the middle, and says what it did in `problems`.
+
+Nothing is ever rewritten in place: the file only grows.  A file is read one line at a
+time, so reading it takes the memory of its records and of one line, never of the whole
+file besides.  Every file is opened by `files.open_agent_file`: never through a link,
+only a regular file, only inside `workdir` (by default the file's own folder), since a
+cloned repository may ship any of these files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ToolError
+from .files import AGENT_FILE_LIMIT, open_agent_file, read_at
+
+
+@dataclass
+class Loaded:
+    """The records of a file, and one line for each thing that had to be repaired."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    size: int = 0  # bytes read
+
+
+def encode(record: dict[str, Any]) -> bytes:
+    """One line of UTF-8 JSON, newline included; compact, so large sessions stay small."""
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def append(
+    path: str | Path, record: dict[str, Any], *, sync: bool = True, workdir: Path | None = None
+) -> None:
+    """Add `record` as the last line of `path`, creating the file if needed.
+
+    `sync=False` skips the fsync: faster, but a power cut may lose the last records
+    (a process crash cannot, since the data is already in the kernel).
+    """
+    data = encode(record)
+    path = Path(path)
+    try:  # the file is there after its first line: its folder need not be made again
+        fd = open_agent_file(workdir or path.parent, path, append=True)
+    except FileNotFoundError:
+        fd = open_agent_file(workdir or path.parent, path, create=True, append=True)
+    try:
+        if _ends_torn(fd):
+            data = b"\n" + data  # close the torn line, so this record stands alone
+        written = os.write(fd, data)
+        while written < len(data):  # only on a full disk or a signal; usually never
+            written += os.write(fd, data[written:])
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _ends_torn(fd: int) -> bool:
+    """True when the file is not empty and its last byte is not a newline."""
+    size = os.fstat(fd).st_size
+    return size > 0 and read_at(fd, 1, size - 1) != b"\n"
+
+
+def lines(
+    path: Path, *, workdir: Path | None = None, limit: int = AGENT_FILE_LIMIT
+) -> Iterator[bytes]:
+    """The lines of `path` one at a time, each with its newline (the last one may lack it).
+
+    Raises ToolError for a file that may not be read at all (a link, not a regular
+    file, more than `limit` bytes), before the first line or when it grows past it.
+    """
+    fd = open_agent_file(workdir or path.parent, path)
+    with os.fdopen(fd, "rb") as file:
+        if os.fstat(fd).st_size > limit:
+            raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
+        read = 0
+        for line in file:
+            read += len(line)
+            if read > limit:  # it grew while being read
+                raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
+            yield line
+
+
+def read(path: Path, problems: list[str], *, workdir: Path | None = None) -> Iterator[dict]:
+    """Every record that can be read, in order; a note in `problems` for each line that cannot."""
+    for number, line in enumerate(lines(path, workdir=workdir), start=1):
+        record = _decode(line, path.name, number, problems)
+        if record is not None:
+            yield record
+
+
+def load(path: str | Path, *, workdir: Path | None = None) -> Loaded:
+    """Every record of `path` at once (see `read`), and the bytes read.
+
+    Raises ToolError for a file that may not be read at all (a link, not a regular file).
+    """
+    path, loaded = Path(path), Loaded()
+    for number, line in enumerate(lines(path, workdir=workdir), start=1):
+        loaded.size += len(line)
+        record = _decode(line, path.name, number, loaded.problems)
+        if record is not None:
+            loaded.records.append(record)
+    return loaded
+
+
+def _decode(line: bytes, name: str, number: int, problems: list[str]) -> dict[str, Any] | None:
+    """The record on line `number` of file `name`, or None: a blank line, or one noted in
+    `problems`."""
+    if not line or line.isspace():
+        return None
+    try:
+        record = json.loads(line)  # the newline is white space to JSON: no copy without it
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError too;
+        # RecursionError: valid JSON nested deeper than Python's stack, such as 200,000 `[`
+        torn = not line.endswith(b"\n")  # the last line, whose write never ended
+        what = "torn last line dropped" if torn else "undecodable line skipped"
+        problems.append(f"{name}:{number}: {what} ({len(line) - (not torn)} bytes)")
+        return None
+    if not isinstance(record, dict):
+        problems.append(f"{name}:{number}: not a JSON object, skipped")
+        return None
+    return record
