@@ -5,16 +5,11 @@ On disk, under the agent's home `.agent/` in the work directory:
     MEMORY.md                  written by the person, put whole into every prompt
     memory/2026-11-30.jsonl    one log per day of what the agent chose to remember
 
-A log only grows (`jsonl.append`): remembering appends a record, and so does forgetting,
-so a crash can never lose a memory that was not meant to go:
-
-    {"id": "m-20261130-0007", "ts": "2026-11-30T14:02:11+01:00", "category": "tool",
-     "text": "Run the whole suite with `make test`."}
-    {"forget": "m-20261130-0007", "ts": "2026-12-02T09:15:40+01:00"}
-
-A store replays the logs once into an inverted index, and from then on reads only what
-was appended since, by itself or by another process.  So a process keeps one store per
-work directory (`MemoryStore.of`) instead of opening one for every prompt.
+A log only grows: remembering appends a record (`{"id": "m-20261130-0007", "ts": …,
+"category": "tool", "text": …}`), and so does forgetting (`{"forget": "m-20261130-0007",
+"ts": …}`), so a crash never loses a memory that was not meant to go.  A store replays
+the logs once into an inverted index, then reads only what was appended since, by any
+process: so a process keeps one store per work directory (`MemoryStore.of`).
 """
 
 from __future__ import annotations
@@ -306,11 +301,11 @@ class MemoryStore:
             raise ValueError(f"query must be text, got {type(query).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
-        found = self.index.search(tokenize(query), k)
-        return [
-            Hit(id, self.memories[id]["text"], score, self.memories[id]["category"])
-            for id, score in found
-        ]
+        hits = []
+        for memory_id, score in self.index.search(tokenize(query), k):
+            memory = self.memories[memory_id]
+            hits.append(Hit(memory_id, memory["text"], score, memory["category"]))
+        return hits
 
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""

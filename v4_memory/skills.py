@@ -1,37 +1,14 @@
 """Skills: know-how for particular jobs, listed in every prompt, read only when needed.
 
-A skill is a folder holding one `SKILL.md`: a short front matter between `---`
-lines, then the instructions, in Markdown:
-
-    ---
-    name: commit-message
-    description: Write a commit message from a diff. Use when asked to commit …
-    ---
-    # Writing a commit message
-    1. Read what will be committed: `git diff --staged` …
-
-Two layers, so that a hundred skills cost little.  The system prompt lists only
-each skill's name and description (`skills_index`), one line each.  When a job
-matches, the model calls the tool `load_skill(name)` and gets the instructions
-as a tool result (`load_skill`), in the one turn that needs them.
-`listing_vs_loading` gives the figures: a line in the index costs a few dozen
-tokens on every call, a body hundreds, paid once, when it is used.
-
-Skills are found in two places, read afresh on every call so that a new skill is
-available at once:
+A skill is a folder holding one `SKILL.md`: `key: value` lines between two `---` lines
+(`name`, the folder's name, and `description` are required; other keys are ignored),
+then the instructions in Markdown.  The prompt lists each skill in one line
+(`skills_index`); the model calls `load_skill(name)` for the instructions in the one
+turn that needs them.  Skills are read afresh from two places, and one in the agent's
+home replaces a bundled one of the same name:
 
     v4_memory/skills/<name>/SKILL.md           bundled with the chapter
     <work dir>/.agent/skills/<name>/SKILL.md   the agent's home: the person's own
-
-A skill in the home replaces a bundled skill of the same name, so a person can
-adapt one of the course's skills to their project without touching the course.
-
-The front matter is not YAML, and needs no YAML library: only `key: value`
-lines, one per key, and blank lines.  `name` (lower-case letters, digits and
-hyphens, the same as the folder's name) and `description` (one line, saying what
-the skill does and when to use it) are required; other keys are ignored, so
-skills written for other agents in the same format load too.  A skill that
-breaks these rules is skipped, and `find_skills` says why in one line.
 """
 
 from __future__ import annotations
@@ -78,11 +55,8 @@ class Skill:
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """The `key: value` fields between the two `---` lines, and the body after them.
-
-    ValueError, naming the line, for anything else: a missing `---`, a line that is
-    not `key: value` (a YAML list, an indented continuation), a key given twice.
-    """
+    """The `key: value` fields between the two `---` lines, and the body after them; not YAML,
+    so a YAML list or an indented line is a ValueError that names the line."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != FRONT_MATTER_LINE:
         raise ValueError("the file must start with a '---' line, then name: and description:")
@@ -127,12 +101,8 @@ def skill_from(text: str, folder: Path) -> Skill:
 
 
 def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
-    """The skill in `folder`; ValueError, ToolError or OSError if its SKILL.md cannot be used.
-
-    SKILL.md is read by chapter 1's rules for the agent's own files: inside `workdir`
-    (by default the skill's folder), never through a link, a regular file of at most
-    MAX_SKILL_BYTES, since a cloned repository may ship any `.agent/skills/`.
-    """
+    """The skill in `folder`, read as the agent's own files are (inside `workdir`, never
+    through a link), since a cloned repository may ship any `.agent/skills/`."""
     path = folder / "SKILL.md"
     try:
         data = read_agent_file(workdir or folder, path, MAX_SKILL_BYTES)
@@ -146,11 +116,8 @@ def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
 
 
 def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
-    """Every usable skill by name, sorted, and one line for each folder that was skipped.
-
-    The bundled skills are read first and the home's second, so a skill in the
-    home replaces a bundled one of the same name.
-    """
+    """Every usable skill by name, sorted, and one line for each folder that was skipped; the
+    home's skills are read last, so they replace bundled ones of the same name."""
     skills: dict[str, Skill] = {}
     problems: list[str] = []
     for boundary, root in ((BUNDLED, BUNDLED), (Path(workdir), Path(workdir) / HOME_SKILLS)):
@@ -197,14 +164,8 @@ def load_skill(workdir: Path, name: str) -> str:
 
 @dataclass(frozen=True)
 class SkillCosts:
-    """Tokens that skills cost on every model call, listed against loaded whole.
-
-    `per_skill` holds (name, tokens of its index line, tokens of its body).
-    `listing` is what every call carries with two layers: the index and the
-    load_skill schema.  `everything` is what every call would carry if every body
-    sat in the prompt instead.  A loaded body is paid once more, in the turn that
-    needs it, and stays in the history from then on.
-    """
+    """Tokens that skills cost on every call: (name, index line, body) per skill, the index
+    and the load_skill schema (`listing`), against every body in the prompt (`everything`)."""
 
     per_skill: list[tuple[str, int, int]]
     listing: int
