@@ -428,6 +428,7 @@ def print_setup(count: int = 10_000) -> None:
         setup_ms(workdir, first, kept=True)  # the first prompt opens the store
         kept = min(setup_ms(workdir, second, kept=True) for _ in range(5))
         fresh = setup_ms(workdir, second, kept=False)
+        del memory.OPEN_STORES[workdir]  # the folder is gone: let its store go too
     ok = "ok" if kept < SETUP_TARGET * 1e3 else "MISSED"
     print(
         f"  per-prompt set-up with {count:,} memories (store + recall, the second prompt): "
