@@ -29,7 +29,6 @@ KEY = re.compile(r"[A-Za-z][\w-]*")
 MAX_NAME = 64  # characters; a name is typed by the model, so it stays short
 MAX_DESCRIPTION = 1_024  # characters; it is in every prompt, one line per skill
 MAX_SKILL_BYTES = 100_000  # a SKILL.md larger than this would crowd the context out
-FRONT_MATTER_LINE = "---"
 
 LOAD_SKILL_TOOL: dict[str, Any] = {
     "name": "load_skill",
@@ -58,9 +57,9 @@ def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
     """The `key: value` fields between the two `---` lines, and the body after them; not YAML,
     so a YAML list or an indented line is a ValueError that names the line."""
     lines = text.splitlines()
-    if not lines or lines[0].strip() != FRONT_MATTER_LINE:
+    if not lines or lines[0].strip() != "---":
         raise ValueError("the file must start with a '---' line, then name: and description:")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FRONT_MATTER_LINE), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         raise ValueError("the front matter has no closing '---' line")
     fields: dict[str, str] = {}
@@ -102,12 +101,9 @@ def skill_from(text: str, folder: Path) -> Skill:
 
 def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
     """The skill in `folder`, read as the agent's own files are (inside `workdir`, never
-    through a link), since a cloned repository may ship any `.agent/skills/`."""
-    path = folder / "SKILL.md"
-    try:
-        data = read_agent_file(workdir or folder, path, MAX_SKILL_BYTES)
-    except ToolError as error:
-        raise ValueError(str(error)) from None
+    through a link), since a cloned repository may ship any `.agent/skills/`; ValueError,
+    ToolError or OSError when its SKILL.md cannot be used."""
+    data = read_agent_file(workdir or folder, folder / "SKILL.md", MAX_SKILL_BYTES)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -127,7 +123,7 @@ def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
                 skill = read_skill(folder, boundary)
             except FileNotFoundError:
                 problems.append(f"{folder}: skipped, it has no SKILL.md")
-            except (ValueError, OSError) as error:
+            except (ValueError, ToolError, OSError) as error:
                 problems.append(f"{folder / 'SKILL.md'}: skipped, {error}")
             else:
                 skills[skill.name] = skill
