@@ -80,10 +80,7 @@ def han_grams(run: str) -> list[str]:
 
 
 def singular(word: str) -> str:
-    """Drop an English plural, so `tests` meets `test`: three rules, not a stemmer.
-
-    Short words and the endings `ss`, `us`, `is` (class, status, redis) are kept.
-    """
+    """Drop an English plural, so `tests` meets `test`: three rules and a guard, not a stemmer."""
     if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is")):
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -97,10 +94,7 @@ def singular(word: str) -> str:
 
 
 def idf(containing: int, total: int) -> float:
-    """How much finding a term says: high for a term few memories contain.
-
-    The `1 +` keeps it above zero even for a term in every memory.
-    """
+    """How much finding a term says: high for a rare term, above zero even for one in all."""
     return math.log(1 + (total - containing + 0.5) / (containing + 0.5))
 
 
@@ -112,11 +106,7 @@ def bm25_term(weight: float, count: int, length: int, average_length: float) -> 
 
 
 class InvertedIndex:
-    """For each term, the memories that contain it and how often: the whole search state.
-
-    Adding or removing a memory touches only its own terms, and a search reads only
-    the postings of the query's terms.
-    """
+    """For each term, the memories that contain it and how often: the whole search state."""
 
     def __init__(self) -> None:
         self.postings: dict[str, dict[str, int]] = {}  # term -> {memory id -> count}
@@ -311,10 +301,8 @@ class MemoryStore:
         """Remove a memory from search for good, by appending a forget record to today's log."""
         with self._writing():
             if not isinstance(memory_id, str) or memory_id not in self.memories:
-                raise KeyError(
-                    f"no memory with id {memory_id!r} (never stored, or already forgotten); "
-                    "search first to see the ids"
-                )
+                unknown = f"no memory with id {memory_id!r} (never stored, or already forgotten)"
+                raise KeyError(f"{unknown}; search first to see the ids")
             now = self.clock()
             self._write(now, {"forget": memory_id, "ts": now.isoformat(timespec="seconds")})
 
