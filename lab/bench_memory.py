@@ -1,7 +1,7 @@
 """Benchmarks for chapter 4's memory: how fast `add` and `search` are, and how well search recalls.
 
-    python -m lab.bench_memory             # 1k, 10k and 100k memories (about a minute)
-    python -m lab.bench_memory --quick     # 1k only, for the test suite
+    python -m lab.bench_memory             # 1k, 10k and 100k memories (about two minutes)
+    python -m lab.bench_memory --quick     # 1k only (10k for the set-up), for the test suite
     python -m lab.bench_memory --example   # the worked BM25 example of the chapter
 
 The store (`v4_memory.memory`, "BM25 index") is measured side by side with two
@@ -17,6 +17,11 @@ The synthetic memories are sentences of words drawn (seeded, Zipf-like: a few
 words common, most rare) from an English and a Chinese word list; half are in
 each language.  Recall is measured on `tests/data/memory_bilingual.jsonl`, hand
 written and separate from the synthetic memories.
+
+Two figures follow the agent rather than the store: what each prompt costs before the
+first model call (the store obtained, the task recalled) when the process keeps its
+store (`MemoryStore.of`) against opening a fresh one; and how much memory a store of
+100,000 memories keeps, its index and the records together.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+import tracemalloc
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
@@ -38,12 +44,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from v4_memory.memory import K1, TOKEN_PATTERN, B, MemoryStore, bm25_term, idf, tokenize
+from v4_memory import jsonl, memory
+from v4_memory.memory import HOME, K1, TOKEN_PATTERN, B, MemoryStore, bm25_term, idf, tokenize
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory_bilingual.jsonl"
 SEARCH_TARGET = 10e-3  # seconds per search over 10,000 memories
 SPEEDUP_TARGET = 10  # times faster than the naive baseline at 10,000
 RECALL_TARGET = 0.9  # recall@3 per language on the bilingual set
+SETUP_TARGET = 5e-3  # seconds of a prompt's memory set-up with 10,000 memories, store kept
+INDEX_TARGET = 120e6  # bytes a store of 100,000 memories keeps, about (388 MB unshared)
 
 ENGLISH = """
 user prefer test deploy server database migration branch commit review editor
@@ -380,6 +389,81 @@ def print_speed(sizes: list[int], queries: int, with_fts5: bool) -> None:
         )
 
 
+# --- What the agent pays: set-up per prompt, memory kept ----------------------------------
+
+
+def write_memories(workdir: Path, count: int) -> None:
+    """`count` synthetic memories in one daily log under `workdir`'s agent home, as an agent
+    that has worked there for months leaves them (one log is written at once, not added)."""
+    log = workdir / HOME / "memory" / "2026-11-30.jsonl"
+    log.parent.mkdir(parents=True)
+    lines = [
+        jsonl.encode(
+            {
+                "id": f"m-20261130-{n:04d}",
+                "ts": "2026-11-30T09:00:00+01:00",
+                "category": "note",
+                "text": text,
+            }
+        )
+        for n, text in enumerate(synthetic_memories(count), start=1)
+    ]
+    log.write_bytes(b"".join(lines))
+
+
+def setup_ms(workdir: Path, task: str, kept: bool) -> float:
+    """Milliseconds from a prompt's start to its recalled memories: the store, then the search."""
+    start = time.perf_counter()
+    store = MemoryStore.of(workdir) if kept else MemoryStore(workdir / HOME, workdir=workdir)
+    store.search(task, k=3)
+    return (time.perf_counter() - start) * 1e3
+
+
+def print_setup(count: int = 10_000) -> None:
+    """The second prompt of a process: with the store it kept, and with a fresh store."""
+    with tempfile.TemporaryDirectory() as root:
+        workdir = Path(root).resolve()
+        write_memories(workdir, count)
+        first, second = synthetic_queries(2, seed=5)
+        setup_ms(workdir, first, kept=True)  # the first prompt opens the store
+        kept = min(setup_ms(workdir, second, kept=True) for _ in range(5))
+        fresh = setup_ms(workdir, second, kept=False)
+        del memory.OPEN_STORES[workdir]  # the folder is gone: let its store go too
+    ok = "ok" if kept < SETUP_TARGET * 1e3 else "MISSED"
+    print(
+        f"  per-prompt set-up with {count:,} memories (store + recall, the second prompt): "
+        f"{kept:.1f} ms with the store kept, {fresh:.0f} ms with a fresh store "
+        f"(target about {SETUP_TARGET * 1e3:.0f} ms kept: {ok})"
+    )
+
+
+def print_index_memory(count: int, shown: int = 100_000) -> None:
+    """What a store keeps in memory once open, traced by tracemalloc: all of it, and the index's
+    part (what `memory.py` allocated: postings, lengths, terms), at `count` memories, scaled
+    to `shown` when fewer were measured."""
+    with tempfile.TemporaryDirectory() as root:
+        workdir = Path(root).resolve()
+        write_memories(workdir, count)
+        tracemalloc.start()
+        try:
+            store = MemoryStore(workdir / HOME, workdir=workdir)
+            snapshot = tracemalloc.take_snapshot()
+        finally:
+            tracemalloc.stop()
+        del store
+    scale = shown / count
+    kept = sum(stat.size for stat in snapshot.statistics("filename")) * scale
+    index = snapshot.filter_traces([tracemalloc.Filter(True, memory.__file__)])
+    index_bytes = sum(stat.size for stat in index.statistics("filename")) * scale
+    measured = "" if count == shown else f"; measured at {count:,} and scaled"
+    ok = "ok" if index_bytes < INDEX_TARGET else "MISSED"
+    print(
+        f"  index memory at {shown:,} memories: {index_bytes / 1e6:.0f} MB, "
+        f"{kept / 1e6:.0f} MB with the records it searches{measured} "
+        f"(target about {INDEX_TARGET / 1e6:.0f} MB: {ok})"
+    )
+
+
 # --- The worked example ------------------------------------------------------------------
 
 EXAMPLE_MEMORIES = {
@@ -469,6 +553,8 @@ def main(argv: list[str] | None = None) -> int:
     print_recall(with_fts5=missing is None)
     sizes = [1_000] if args.quick else [1_000, 10_000, 100_000]
     print_speed(sizes, queries=40 if args.quick else 200, with_fts5=missing is None)
+    print_setup()
+    print_index_memory(10_000 if args.quick else 100_000)
     return 0
 
 

@@ -18,9 +18,12 @@ from machine import jsonl
 from v4_memory import memory
 from v4_memory.memory import (
     CATEGORIES,
+    HOME,
     MEMORY_TOOLS,
     InvertedIndex,
     MemoryStore,
+    bm25_term,
+    idf,
     render_hits,
     tokenize,
 )
@@ -93,6 +96,26 @@ def test_mixed_text_keeps_each_script_apart() -> None:
 
 def test_the_worked_examples_in_the_docstrings_hold() -> None:
     assert doctest.testmod(memory).failed == 0
+
+
+def test_bm25_by_hand_on_three_memories() -> None:
+    """A `Run tests with pytest` (4 tokens), B `Tests must pass` (3), C `用户喜欢咖啡` (11):
+    the average length is 6, and the query `pytest tests` has `pytest` (in A) and `test`
+    (in A and B).  A wins with the rare term; B's one match counts more than the same
+    match in A, since B is shorter than average; C shares nothing."""
+    texts = ("Run tests with pytest", "Tests must pass", "用户喜欢咖啡")
+    assert [len(tokenize(text)) for text in texts] == [4, 3, 11]
+    w_pytest, w_test = idf(1, 3), idf(2, 3)
+    assert (round(w_pytest, 3), round(w_test, 3)) == (0.981, 0.47)
+    a = bm25_term(w_pytest, 1, 4, 6), bm25_term(w_test, 1, 4, 6)
+    assert tuple(round(share, 3) for share in a) == (1.136, 0.544)
+    assert round(bm25_term(w_test, 1, 3, 6), 3) == 0.591
+
+
+def test_terms_are_shared_strings_so_the_index_holds_each_once() -> None:
+    first, second = tokenize("Deploys need review"), tokenize("review 喜欢咖啡 deploy")
+    assert first[2] is second[0] and first[0] is second[-1]
+    assert tokenize("喜欢")[2] is tokenize("我喜欢")[-1]  # the pair 喜欢, built twice
 
 
 # --- Adding, deduplicating, forgetting ---------------------------------------------------
@@ -182,6 +205,33 @@ def test_a_new_store_on_the_same_root_sees_everything_and_continues_the_ids(
     for query in ["editor", "pytest", "订单 Java"]:
         assert reopened.search(query) == store.search(query)
     assert reopened.add("Formats with ruff.", "tool") == "m-20261130-0004"  # 0002 not reused
+
+
+def test_a_process_keeps_one_store_per_work_directory(tmp_path: Path) -> None:
+    kept = MemoryStore.of(tmp_path)
+    kept.add("Staging deploys from main.", "project")
+    assert MemoryStore.of(tmp_path / "." / ".") is kept  # the folder, however it is written
+    assert MemoryStore.of(tmp_path / "elsewhere") is not kept
+    assert (tmp_path / HOME / "memory").is_dir()
+
+
+def test_the_kept_store_sees_what_another_writer_appended(tmp_path: Path) -> None:
+    kept = MemoryStore.of(tmp_path)
+    other = MemoryStore(tmp_path / HOME, workdir=tmp_path)  # as another process opens it
+    other.add("Uses uv to install.", "tool")
+    assert [hit.text for hit in MemoryStore.of(tmp_path).search("uv")] == ["Uses uv to install."]
+    assert kept.add("Formats with ruff.", "tool").endswith("-0002")  # the next number
+
+
+def test_the_kept_store_starts_over_after_a_log_was_edited_by_hand(tmp_path: Path) -> None:
+    kept = MemoryStore.of(tmp_path)
+    kept.add("Uses Neovim as editor.", "tool")
+    kept.add("Prefers pytest over unittest.", "tool")
+    log = next((tmp_path / HOME / "memory").glob("*.jsonl"))
+    log.write_text(log.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    again = MemoryStore.of(tmp_path)
+    assert [record["text"] for record in again.memories.values()] == ["Uses Neovim as editor."]
+    assert again.search("pytest") == []
 
 
 def test_search_does_not_read_the_logs(tmp_path: Path) -> None:

@@ -1,37 +1,14 @@
 """Skills: know-how for particular jobs, listed in every prompt, read only when needed.
 
-A skill is a folder holding one `SKILL.md`: a short front matter between `---`
-lines, then the instructions, in Markdown:
-
-    ---
-    name: commit-message
-    description: Write a commit message from a diff. Use when asked to commit …
-    ---
-    # Writing a commit message
-    1. Read what will be committed: `git diff --staged` …
-
-Two layers, so that a hundred skills cost little.  The system prompt lists only
-each skill's name and description (`skills_index`), one line each.  When a job
-matches, the model calls the tool `load_skill(name)` and gets the instructions
-as a tool result (`load_skill`), in the one turn that needs them.
-`listing_vs_loading` gives the figures: a line in the index costs a few dozen
-tokens on every call, a body hundreds, paid once, when it is used.
-
-Skills are found in two places, read afresh on every call so that a new skill is
-available at once:
+A skill is a folder holding one `SKILL.md`: `key: value` lines between two `---` lines
+(`name`, the folder's name, and `description` are required; other keys are ignored),
+then the instructions in Markdown.  The prompt lists each skill in one line
+(`skills_index`); the model calls `load_skill(name)` for the instructions in the one
+turn that needs them.  Skills are read afresh from two places, and one in the agent's
+home replaces a bundled one of the same name:
 
     v4_memory/skills/<name>/SKILL.md           bundled with the chapter
     <work dir>/.agent/skills/<name>/SKILL.md   the agent's home: the person's own
-
-A skill in the home replaces a bundled skill of the same name, so a person can
-adapt one of the course's skills to their project without touching the course.
-
-The front matter is not YAML, and needs no YAML library: only `key: value`
-lines, one per key, and blank lines.  `name` (lower-case letters, digits and
-hyphens, the same as the folder's name) and `description` (one line, saying what
-the skill does and when to use it) are required; other keys are ignored, so
-skills written for other agents in the same format load too.  A skill that
-breaks these rules is skipped, and `find_skills` says why in one line.
 """
 
 from __future__ import annotations
@@ -51,7 +28,6 @@ KEY = re.compile(r"[A-Za-z][\w-]*")
 MAX_NAME = 64  # characters; a name is typed by the model, so it stays short
 MAX_DESCRIPTION = 1_024  # characters; it is in every prompt, one line per skill
 MAX_SKILL_BYTES = 100_000  # a SKILL.md larger than this would crowd the context out
-FRONT_MATTER_LINE = "---"
 
 LOAD_SKILL_TOOL: dict[str, Any] = {
     "name": "load_skill",
@@ -77,15 +53,12 @@ class Skill:
 
 
 def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """The `key: value` fields between the two `---` lines, and the body after them.
-
-    ValueError, naming the line, for anything else: a missing `---`, a line that is
-    not `key: value` (a YAML list, an indented continuation), a key given twice.
-    """
+    """The `key: value` fields between the two `---` lines, and the body after them; not YAML,
+    so a YAML list or an indented line is a ValueError that names the line."""
     lines = text.splitlines()
-    if not lines or lines[0].strip() != FRONT_MATTER_LINE:
+    if not lines or lines[0].strip() != "---":
         raise ValueError("the file must start with a '---' line, then name: and description:")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FRONT_MATTER_LINE), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         raise ValueError("the front matter has no closing '---' line")
     fields: dict[str, str] = {}
@@ -126,17 +99,10 @@ def skill_from(text: str, folder: Path) -> Skill:
 
 
 def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
-    """The skill in `folder`; ValueError, ToolError or OSError if its SKILL.md cannot be used.
-
-    SKILL.md is read by chapter 1's rules for the agent's own files: inside `workdir`
-    (by default the skill's folder), never through a link, a regular file of at most
-    MAX_SKILL_BYTES, since a cloned repository may ship any `.agent/skills/`.
-    """
-    path = folder / "SKILL.md"
-    try:
-        data = read_agent_file(workdir or folder, path, MAX_SKILL_BYTES)
-    except ToolError as error:
-        raise ValueError(str(error)) from None
+    """The skill in `folder`, read as the agent's own files are (inside `workdir`, never
+    through a link), since a cloned repository may ship any `.agent/skills/`; ValueError,
+    ToolError or OSError when its SKILL.md cannot be used."""
+    data = read_agent_file(workdir or folder, folder / "SKILL.md", MAX_SKILL_BYTES)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -145,11 +111,8 @@ def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
 
 
 def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
-    """Every usable skill by name, sorted, and one line for each folder that was skipped.
-
-    The bundled skills are read first and the home's second, so a skill in the
-    home replaces a bundled one of the same name.
-    """
+    """Every usable skill by name, sorted, and one line for each folder that was skipped; the
+    home's skills are read last, so they replace bundled ones of the same name."""
     skills: dict[str, Skill] = {}
     problems: list[str] = []
     for boundary, root in ((BUNDLED, BUNDLED), (Path(workdir), Path(workdir) / HOME_SKILLS)):
@@ -159,7 +122,7 @@ def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
                 skill = read_skill(folder, boundary)
             except FileNotFoundError:
                 problems.append(f"{folder}: skipped, it has no SKILL.md")
-            except (ValueError, OSError) as error:
+            except (ValueError, ToolError, OSError) as error:
                 problems.append(f"{folder / 'SKILL.md'}: skipped, {error}")
             else:
                 skills[skill.name] = skill
