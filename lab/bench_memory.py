@@ -44,7 +44,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from v4_memory import jsonl, memory
+from machine import jsonl
+from v4_memory import memory
 from v4_memory.memory import HOME, K1, TOKEN_PATTERN, B, MemoryStore, bm25_term, idf, tokenize
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory_bilingual.jsonl"
