@@ -6,11 +6,16 @@ for a call just made, the two sides taking turns, the user first.  `mend` adds o
 message to a history and puts right what it would break, with a note for each thing
 it did.  Adding every message through it, whether loaded or appended, gives the same
 history for the same messages: a reloaded conversation is the one that was running.
+`replaced` puts a summary in place of a history's start, at a cut that `cuts` allows.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from .console import counted
 from .result import tool_uses
+from .shape import message_problem
 from .types import Block, Message
 
 NO_RESULT = "interrupted before a result was recorded"
@@ -81,3 +86,31 @@ def blocks(message: Message) -> list[Block]:
     """A message's content as a list of blocks, a string becoming one text block."""
     content = message["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def cuts(history: list[Message]) -> list[int]:
+    """Every `upto` at which the start of `history` may be replaced: after no tool call,
+    so that no call is parted from its result."""
+    return [upto for upto in range(1, len(history) + 1) if not tool_uses(history[upto - 1])]
+
+
+def replaced(history: list[Message], upto: Any, summary: Any) -> list[Message]:
+    """`history` with its first `upto` messages replaced by `summary`, a user message of
+    text; a ValueError, saying why, when that would not leave a valid history."""
+    text = not message_problem(summary) and summary["role"] == "user" and summary["content"]
+    if not text or any(block["type"] != "text" for block in blocks(summary)):
+        raise ValueError("the summary must be a user message of text")
+    if not isinstance(upto, int) or not 1 <= upto <= len(history):
+        raise ValueError(f"upto must be between 1 and {len(history)}, got {upto!r}")
+    if calls := tool_uses(history[upto - 1]):
+        nearest = max((cut for cut in cuts(history) if cut < upto), default=None)
+        raise ValueError(
+            f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
+            f"from its result; the nearest cut before it is {nearest}"
+        )
+    kept = history[upto:]
+    if kept and kept[0]["role"] == "user":  # the sides alternate: the summary joins it
+        kept[0] = joined(summary, kept[0])
+    else:
+        kept.insert(0, summary)
+    return kept

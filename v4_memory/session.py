@@ -1,16 +1,14 @@
 """Sessions: every conversation saved as it happens, resumable after a restart or a crash.
 
-A session is one JSON-lines file, `.agent/sessions/<id>.jsonl` in the work directory,
-written by `machine.jsonl` (a line is written once, whole, and fsynced).  The first line
-is a header; each message is one line, exactly what the model is sent, the moment it
-exists.  A line with a `type` is a record, not a message: the header, and compactions:
+A session is `.agent/sessions/<id>.jsonl`: a header line, then one line per message,
+exactly what the model is sent, written whole by `machine.jsonl` the moment it exists.
+A line with a `type` is a record: the header, or a compaction, "replace the first
+`upto` messages of the history, as it stands here, by this summary":
 
     {"type":"compaction","upto":3,"summary":{"role":"user","content":"Summary so far: ..."}}
 
-"replace the first `upto` messages of the history, as it stands here, by this summary".
-Nothing is rewritten: loading replays the lines in order, each message through
-`llm.repair.mend`, which mends what a crash can leave (one note each in `repairs`), so a
-resumed session sees exactly the context the running one had.  One process at a time.
+Nothing is rewritten; loading replays the lines, each message through `llm.repair.mend`
+(one note in `repairs` per thing mended), so a resumed session has the running one's context.
 """
 
 from __future__ import annotations
@@ -25,9 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm.console import counted
-from llm.repair import NO_RESULT, blocks, closing, joined, mend
-from llm.result import close_open_turn, text_of, tool_uses
+from llm.repair import NO_RESULT, closing, cuts, mend, replaced
+from llm.result import close_open_turn, text_of
 from llm.shape import message_problem
 from llm.types import Block, Message
 from machine import Lock, LockBusy, ToolError, agent_files, hold, jsonl, make_agent_folder
@@ -63,15 +60,11 @@ class SessionInfo:
 
 
 class SessionStore:
-    """The sessions of one work directory: `SessionStore(workdir / SESSIONS_DIR)`.
-
-    `sync=False` skips the fsync after each line (a power cut may lose the last lines).
-    No session file may lead out of `workdir`, since a cloned repository ships its `.agent/`.
-    """
+    """The sessions of one work directory; `sync=False` skips the fsync after each line."""
 
     def __init__(self, root: str | Path, *, sync: bool = True, workdir: str | Path | None = None):
         self.root, self.sync = Path(root), sync
-        self.workdir = Path(workdir or root)
+        self.workdir = Path(workdir or root)  # no session file may lead out of it
         self.skipped: list[str] = []  # files `list` could not use, one line each
 
     def create(self, meta: dict[str, Any] | None = None) -> Session:
@@ -80,9 +73,8 @@ class SessionStore:
             make_agent_folder(self.workdir, self.root)
         except (ToolError, OSError) as error:
             raise SessionError(f"cannot keep sessions in {self.root}: {_reason(error)}") from None
-        session_id = _new_id()
-        while self._path(session_id).exists():  # two sessions started in the same second
-            session_id = _new_id()
+        # Sortable by creation time, readable, and unique enough: 16 million a second.
+        session_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         created = datetime.now().astimezone().isoformat(timespec="seconds")
         header = {"type": "session", "schema": SCHEMA, "id": session_id, "created": created}
         header |= {"model": None, "chapter": CHAPTER, **(meta or {})}
@@ -117,12 +109,7 @@ class SessionStore:
 
 
 class Session:
-    """One conversation on disk, open for this process alone until `close()`.
-
-    Made by `SessionStore`: with a `header`, a new file that starts with it; without, the
-    file loaded.  `messages()` is what the model is sent, `transcript()` every message as
-    written; `repairs` says what loading mended ("message 7": the 7th message line).
-    """
+    """One conversation on disk, open for this process alone until `close()`."""
 
     def __init__(self, path: Path, store: SessionStore, header: dict[str, Any] | None = None):
         self.path, self.id, self.workdir, self._sync = path, path.stem, store.workdir, store.sync
@@ -160,7 +147,12 @@ class Session:
         try:
             first = next(records, {})
             if first.get("type") == "session":
-                self.header = _checked(first, self.id)
+                self.header = first
+                if not isinstance(schema := first.get("schema", SCHEMA), int) or schema > SCHEMA:
+                    raise SessionError(
+                        f"session {self.id} has format version {schema!r}, newer than this code "
+                        f"reads ({SCHEMA}): update the course to open it"
+                    )
             else:
                 self.repairs.append("no header line: the session's date and model are unknown")
                 records = itertools.chain([first] if first else [], records)
@@ -181,8 +173,8 @@ class Session:
                 self.repairs += mend(self._history, record, self._stored)
         elif kind == "compaction":
             try:
-                self._check_compaction(record.get("upto"), record.get("summary"))
-                self._compact(record["upto"], record["summary"])
+                self._history = replaced(self._history, record.get("upto"), record.get("summary"))
+                self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
         else:
@@ -197,11 +189,10 @@ class Session:
         return [*self._history, *closing(self._history, 0, [])]
 
     def append(self, message: Message) -> None:
-        """Save `message` as one line (one write, fsync), then add it to the history."""
+        """Save `message` as one line, then add to the history what a reload would read."""
         self._check_open()
         if problem := message_problem(message):
             raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
-        # Decoded from its own encoding: the history holds what a reload would read.
         message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
         self._write(message)
         self._stored += 1
@@ -219,42 +210,16 @@ class Session:
 
     def boundaries(self) -> list[int]:
         """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
-        history = self._history
-        return [upto for upto in range(1, len(history) + 1) if not tool_uses(history[upto - 1])]
+        return cuts(self._history)
 
     def compact(self, upto: int, summary_message: Message) -> None:
-        """Replace the first `upto` messages by `summary_message`, a user message of text."""
+        """Replace the first `upto` messages of the history by `summary_message`, for good."""
         self._check_open()
-        self._check_compaction(upto, summary_message)
-        summary = {"role": "user", "content": summary_message["content"]}
+        summary = {"role": summary_message["role"], "content": summary_message["content"]}
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
+        history = replaced(self._history, upto, record["summary"])  # or ValueError, saying why
         self._write(record)
-        self._compact(upto, record["summary"])
-
-    def _compact(self, upto: int, summary: Message) -> None:
-        """A kept user message right after the summary is joined to it: the sides alternate."""
-        kept = self._history[upto:]
-        if kept and kept[0]["role"] == "user":
-            kept[0] = joined(summary, kept[0])
-        else:
-            kept.insert(0, summary)
-        self._history = kept
-        self.compactions += 1
-
-    def _check_compaction(self, upto: Any, summary: Any) -> None:
-        """Raise ValueError, saying why, unless this cut keeps a valid history."""
-        if message_problem(summary) or summary["role"] != "user" or not summary["content"]:
-            raise ValueError("the summary must be a user message of text")
-        if any(block["type"] != "text" for block in blocks(summary)):
-            raise ValueError("the summary must be a user message of text")
-        if not isinstance(upto, int) or not 1 <= upto <= len(self._history):
-            raise ValueError(f"upto must be between 1 and {len(self._history)}, got {upto!r}")
-        if calls := tool_uses(self._history[upto - 1]):
-            nearest = max((cut for cut in self.boundaries() if cut < upto), default=None)
-            raise ValueError(
-                f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
-                f"from its result; the nearest cut before it is {nearest} (see boundaries())"
-            )
+        self._history, self.compactions = history, self.compactions + 1
 
     def _write(self, record: dict[str, Any]) -> None:
         """One line, or a SessionError in one line; what was not written is not in memory."""
@@ -286,22 +251,6 @@ def _lock(workdir: Path, path: Path) -> Lock:
         raise SessionError(f"session {path.stem} cannot be locked: {_reason(error)}") from None
 
 
-def _new_id() -> str:
-    """Sortable by creation time, readable, and unique enough: 16 million per second."""
-    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
-def _checked(header: dict[str, Any], session_id: str) -> dict[str, Any]:
-    """The header, unless it comes from a newer version of this code, which may mean more."""
-    schema = header.get("schema", SCHEMA)
-    if not isinstance(schema, int) or schema > SCHEMA:
-        raise SessionError(
-            f"session {session_id} has format version {schema!r}, newer than this code "
-            f"reads ({SCHEMA}): update the course to open it"
-        )
-    return header
-
-
 def _info(workdir: Path, path: Path) -> SessionInfo:
     """What `/sessions` shows about one file, read line by line, decoding only two lines."""
     last_active = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
@@ -316,10 +265,8 @@ def _info(workdir: Path, path: Path) -> SessionInfo:
         created = datetime.fromisoformat(header["created"])
     except (KeyError, TypeError, ValueError):
         created = last_active
-    try:
-        first_line = next(iter(text_of(first_user["content"]).strip().splitlines()), "")
-    except (KeyError, TypeError, AttributeError):
-        first_line = ""
+    text = "" if message_problem(first_user) else text_of(first_user["content"]).strip()
+    first_line = next(iter(text.splitlines()), "")
     return SessionInfo(path.stem, created, last_active, count, first_line)
 
 
