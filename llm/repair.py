@@ -32,7 +32,7 @@ def mend(history: list[Message], message: Message, number: int) -> list[str]:
         if not message["content"]:
             return notes  # it held only results for calls that are gone
     else:  # an assistant message: the results of the calls before it come first
-        history += closing(history, number, notes)
+        history.extend(closing(history, number, notes))
         if not history:  # the first line was lost; a request must start with the user
             history.append({"role": "user", "content": LOST_START})
             notes.append(f"message {number}: no user message before it; a placeholder stands in")
