@@ -335,7 +335,8 @@ def empty_text_repaired(words: list[str]) -> Verdict:
     seen = f"after loading, {len(empty)} empty text block(s) and the repairs {repairs}"
     if not empty and repairs:
         return Verdict(True, seen)
-    return Verdict(False, seen, "drop empty text blocks in _mend, and add a note to repairs")
+    hint = "drop empty text blocks in mend, in llm/repair.py, and add a note to repairs"
+    return Verdict(False, seen, hint)
 
 
 def fts5_searcher(words: list[str]) -> Verdict:

@@ -1,33 +1,14 @@
 """Sessions: every conversation saved as it happens, resumable after a restart or a crash.
 
-A session is one JSON-lines file, `.agent/sessions/<id>.jsonl` in the work directory,
-written by `machine.jsonl` (a line is written once, whole, and fsynced).  The first line
-is a header; each message is one line in the canonical shape, exactly what the model is
-sent, the moment it exists.  A line whose object has a `type` is a record, not a
-message: the header, and compactions.
+A session is `.agent/sessions/<id>.jsonl`: a header line, then one line per message,
+exactly what the model is sent, written whole by `machine.jsonl` the moment it exists.
+A line with a `type` is a record: the header, or a compaction, "replace the first
+`upto` messages of the history, as it stands here, by this summary":
 
-    {"type":"session","schema":1,"id":"20250314-153012-a1b2c3","created":"2025-03-14T15:30:12+01:00","model":"anthropic:claude-sonnet-4-5","chapter":"v4_memory"}
-    {"role":"user","content":"Why does test_parse fail?"}
-    {"role":"assistant","content":[{"type":"tool_use","id":"toolu_01","name":"bash","input":{"command":"pytest"}}]}
-    {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"...","is_error":false}]}
-    {"role":"assistant","content":[{"type":"text","text":"It dropped the last line. Fixed."}]}
     {"type":"compaction","upto":3,"summary":{"role":"user","content":"Summary so far: ..."}}
 
-A compaction record says "replace the first `upto` messages of the history, as it
-stands at this point, by this summary".  The summarised messages stay in the file
-(nothing is rewritten); loading replays the lines in order, so a resumed session sees
-exactly the context the running one had: here, the summary and the last answer.
-
-Loading reads the file line by line and mends what a crash can leave (`_mend`), one
-note each in `Session.repairs`: a torn or undecodable line is skipped; a `tool_use`
-whose result was never written is answered with an error result ("interrupted before
-a result was recorded"), since the APIs refuse a call without its result; two messages
-from the same side in a row are joined, as the Anthropic API itself does.  A history
-that ends with a user message is a valid request and is left as it is.  The repairs
-are never written back: the same code mends a message whether it is loaded or
-appended, so every load gives the history the running session had.
-
-Only one process may have a session open (see `_lock`).
+Nothing is rewritten; loading replays the lines, each message through `llm.repair.mend`
+(one note in `repairs` per thing mended), so a resumed session has the running one's context.
 """
 
 from __future__ import annotations
@@ -42,8 +23,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm.console import counted
-from llm.result import close_open_turn, text_of, tool_uses
+from llm.repair import NO_RESULT, closing, cuts, mend, replaced
+from llm.result import close_open_turn, text_of
 from llm.shape import message_problem
 from llm.types import Block, Message
 from machine import Lock, LockBusy, ToolError, agent_files, hold, jsonl, make_agent_folder
@@ -51,10 +32,8 @@ from machine import Lock, LockBusy, ToolError, agent_files, hold, jsonl, make_ag
 SESSIONS_DIR = Path(".agent", "sessions")  # inside the work directory
 SCHEMA = 1  # the header's version; a file from a newer version is refused, not misread
 CHAPTER = "v4_memory"
-INTERRUPTED = "interrupted before a result was recorded"
-LOST_START = "[the start of this conversation could not be read]"
+INTERRUPTED = NO_RESULT  # the result of a tool call whose result was never written
 _ID = re.compile(r"[\w-]{1,100}")  # no `/` or `.`, so an id cannot name a file outside the store
-_RESERVED = ("type", "schema", "id", "created")
 
 
 class SessionError(Exception):
@@ -81,47 +60,31 @@ class SessionInfo:
 
 
 class SessionStore:
-    """The sessions of one work directory: `SessionStore(workdir / SESSIONS_DIR)`.
+    """The sessions of one work directory; `sync=False` skips the fsync after each line."""
 
-    `sync=False` skips the fsync after each line: a crash of the process still loses
-    nothing (the data is in the kernel already), a power cut may lose the last lines.
-    `workdir` is the folder no session file may lead out of (by default `root`): a
-    cloned repository's `.agent/` cannot make a session write into `~/.bashrc`.
-    """
-
-    def __init__(
-        self, root: str | Path, *, sync: bool = True, workdir: str | Path | None = None
-    ) -> None:
-        self.root = Path(root)
-        self.sync = sync
-        self.workdir = Path(workdir or root)
+    def __init__(self, root: str | Path, *, sync: bool = True, workdir: str | Path | None = None):
+        self.root, self.sync = Path(root), sync
+        self.workdir = Path(workdir or root)  # no session file may lead out of it
         self.skipped: list[str] = []  # files `list` could not use, one line each
 
     def create(self, meta: dict[str, Any] | None = None) -> Session:
-        """Start a new session; `meta` adds to its header (`model`, `chapter`, …)."""
-        meta = meta or {}
-        if clash := [key for key in _RESERVED if key in meta]:
-            raise ValueError(f"the header sets {', '.join(clash)} itself; leave them out of meta")
+        """Start a new session; `meta` adds to its header (`model`, `chapter`)."""
         try:
             make_agent_folder(self.workdir, self.root)
         except (ToolError, OSError) as error:
             raise SessionError(f"cannot keep sessions in {self.root}: {_reason(error)}") from None
-        session_id = _new_id()
-        while self._path(session_id).exists():  # two sessions started in the same second
-            session_id = _new_id()
+        # Sortable by creation time, readable, and unique enough: 16 million a second.
+        session_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         created = datetime.now().astimezone().isoformat(timespec="seconds")
         header = {"type": "session", "schema": SCHEMA, "id": session_id, "created": created}
-        header |= {"model": None, "chapter": CHAPTER, **meta}
+        header |= {"model": None, "chapter": CHAPTER, **(meta or {})}
         return Session(self._path(session_id), self, header)
 
     def open(self, session_id: str) -> Session:
         """Load a session to continue it, repaired; refused while another process has it."""
         how = "/sessions lists them, --continue resumes the latest"
-        if not isinstance(session_id, str) or not _ID.fullmatch(session_id):
-            raise SessionNotFound(
-                f"{str(session_id)[:40]!r} is not a session id (letters, digits, '-' and '_', "
-                f"at most 100): {how}"
-            )
+        if not _ID.fullmatch(session_id):
+            raise SessionNotFound(f"{session_id[:40]!r} is not a session id: {how}")
         if not self._path(session_id).is_file():
             raise SessionNotFound(f"no session {session_id!r} in {self.root}: {how}")
         return Session(self._path(session_id), self)
@@ -146,29 +109,20 @@ class SessionStore:
 
 
 class Session:
-    """One conversation on disk, open for this process alone until `close()`.
+    """One conversation on disk, open for this process alone until `close()`."""
 
-    Made by `SessionStore`: with a `header`, a new file that starts with it; without, the
-    file loaded.  `messages()` is what to send to the model; `append` saves a message and
-    adds it; `repairs` lists what loading mended ("message 7": the 7th message line).
-    """
-
-    def __init__(
-        self, path: Path, store: SessionStore, header: dict[str, Any] | None = None
-    ) -> None:
-        self.path, self.id, self.workdir = path, path.stem, store.workdir
-        self.header: dict[str, Any] = {}
+    def __init__(self, path: Path, store: SessionStore, header: dict[str, Any] | None = None):
+        self.path, self.id, self.workdir, self._sync = path, path.stem, store.workdir, store.sync
+        self.header: dict[str, Any] = header or {}
         self.repairs: list[str] = []
         self.compactions = 0  # compaction records applied, in the file and since
-        self._sync = store.sync
         self._history: list[Message] = []  # repaired and compacted, as the model sees it
-        self._written: list[Message] = []  # every message line, as written: the full record
+        self._written: list[Message] = []  # every message line, as written
         self._stored = 0  # message lines read or written: numbers the repair notes
         self._lock: Lock | None = _lock(self.workdir, path)
         try:
             if header:
                 self._write(header)
-                self.header = header
             else:
                 self._load()
         except BaseException:
@@ -193,7 +147,12 @@ class Session:
         try:
             first = next(records, {})
             if first.get("type") == "session":
-                self.header = _checked(first, self.id)
+                self.header = first
+                if not isinstance(schema := first.get("schema", SCHEMA), int) or schema > SCHEMA:
+                    raise SessionError(
+                        f"session {self.id} has format version {schema!r}, newer than this code "
+                        f"reads ({SCHEMA}): update the course to open it"
+                    )
             else:
                 self.repairs.append("no header line: the session's date and model are unknown")
                 records = itertools.chain([first] if first else [], records)
@@ -201,63 +160,7 @@ class Session:
                 self._replay(record)
         except (ToolError, OSError) as error:
             raise SessionError(f"session {self.id} cannot be read: {_reason(error)}") from None
-        if calls := _open_calls(self._history):  # messages() answers them; noted once, here
-            _answer({"role": "user", "content": []}, calls, self._stored, self.repairs)
-
-    def transcript(self) -> list[Message]:
-        """Every message as written, before any compaction: the whole conversation, for a
-        person to read back (the model sees `messages()`)."""
-        return list(self._written)
-
-    def messages(self) -> list[Message]:
-        """The history as the model will see it.  Treat the dicts as read-only."""
-        calls = _open_calls(self._history)
-        if not calls:
-            return list(self._history)
-        # The last tool calls have no result yet: a crash, or a look in the middle of a turn.
-        return [*self._history, _answer({"role": "user", "content": []}, calls, 0, [])]
-
-    def append(self, message: Message) -> None:
-        """Save `message` as one line (one write, fsync), then add it to the history."""
-        self._check_open()
-        if problem := message_problem(message):
-            raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
-        # Decoded from its own encoding: the history holds what a reload would read,
-        # with no list shared with the caller that could change after the write.
-        message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
-        self._write(message)
-        self._stored += 1
-        self._written.append(message)
-        _mend(self._history, message, self._stored)  # notes not kept: loading reports them
-
-    def close_turn(self, results: list[Block], note: str) -> None:
-        """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap):
-        as `close_open_turn` does for a list, written as whole messages."""
-        messages, count = list(self._history), len(self._history)
-        if results:
-            messages.append({"role": "user", "content": list(results)})
-        close_open_turn(messages, note)
-        for message in messages[count:]:
-            self.append(message)
-
-    def boundaries(self) -> list[int]:
-        """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
-        history = self._history
-        return [upto for upto in range(1, len(history) + 1) if not tool_uses(history[upto - 1])]
-
-    def compact(self, upto: int, summary_message: Message) -> None:
-        """Replace the first `upto` messages of the history by `summary_message`, for good.
-
-        The summary must be a user message of plain text, since it becomes the first
-        message.  A kept user message right after it is joined to it.
-        """
-        self._check_open()
-        self._check_compaction(upto, summary_message)
-        summary = {"role": "user", "content": summary_message["content"]}
-        record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
-        self._write(record)
-        _compact(self._history, upto, record["summary"])
-        self.compactions += 1
+        closing(self._history, self._stored, self.repairs)  # messages() answers; noted here
 
     def _replay(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -267,35 +170,59 @@ class Session:
                 self.repairs.append(f"message {self._stored}: {problem}, skipped")
             else:
                 self._written.append(record)
-                self.repairs += _mend(self._history, record, self._stored)
+                self.repairs += mend(self._history, record, self._stored)
         elif kind == "compaction":
             try:
-                self._check_compaction(record.get("upto"), record.get("summary"))
-                _compact(self._history, record["upto"], record["summary"])
+                self._history = replaced(self._history, record.get("upto"), record.get("summary"))
                 self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
         else:
             self.repairs.append(f"record of unknown type {kind!r} skipped")
 
-    def _check_compaction(self, upto: Any, summary: Any) -> None:
-        """Raise ValueError, saying why, unless `compact(upto, summary)` keeps a valid history."""
-        if message_problem(summary) or summary["role"] != "user" or not summary["content"]:
-            raise ValueError("the summary must be a user message of text")
-        if any(block["type"] != "text" for block in _blocks(summary)):
-            raise ValueError("the summary must be a user message of text")
-        if not isinstance(upto, int) or not 1 <= upto <= len(self._history):
-            raise ValueError(f"upto must be between 1 and {len(self._history)}, got {upto!r}")
-        if calls := tool_uses(self._history[upto - 1]):
-            nearest = max((cut for cut in self.boundaries() if cut < upto), default=None)
-            raise ValueError(
-                f"compacting {counted(upto, 'message')} would split tool call {calls[0]['id']} "
-                f"from its result; the nearest cut before it is {nearest} (see boundaries())"
-            )
+    def transcript(self) -> list[Message]:
+        """Every message as written, compacted ones included, for a person to read back."""
+        return list(self._written)
+
+    def messages(self) -> list[Message]:
+        """The history as the model will see it, calls still waiting answered.  Read-only."""
+        return [*self._history, *closing(self._history, 0, [])]
+
+    def append(self, message: Message) -> None:
+        """Save `message` as one line, then add to the history what a reload would read."""
+        self._check_open()
+        if problem := message_problem(message):
+            raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
+        message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
+        self._write(message)
+        self._stored += 1
+        self._written.append(message)
+        mend(self._history, message, self._stored)  # notes not kept: loading reports them
+
+    def close_turn(self, results: list[Block], note: str) -> None:
+        """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap)."""
+        messages, count = list(self._history), len(self._history)
+        if results:
+            messages.append({"role": "user", "content": list(results)})
+        close_open_turn(messages, note)
+        for message in messages[count:]:
+            self.append(message)
+
+    def boundaries(self) -> list[int]:
+        """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
+        return cuts(self._history)
+
+    def compact(self, upto: int, summary_message: Message) -> None:
+        """Replace the first `upto` messages of the history by `summary_message`, for good."""
+        self._check_open()
+        summary = {"role": summary_message["role"], "content": summary_message["content"]}
+        record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
+        history = replaced(self._history, upto, record["summary"])  # or ValueError, saying why
+        self._write(record)
+        self._history, self.compactions = history, self.compactions + 1
 
     def _write(self, record: dict[str, Any]) -> None:
-        """One line, or a SessionError in one line: a full disk or a read-only folder loses
-        nothing already written, and what was not written is not in the history either."""
+        """One line, or a SessionError in one line; what was not written is not in memory."""
         try:
             jsonl.append(self.path, record, sync=self._sync, workdir=self.workdir)
         except (ToolError, OSError) as error:
@@ -312,12 +239,7 @@ def _reason(error: Exception) -> str:
 
 
 def _lock(workdir: Path, path: Path) -> Lock:
-    """Lock `<id>.lock` for as long as this process has the session open.
-
-    The lock cannot outlive its holder: a process that ends, even by `kill -9`, lets
-    the next `open` take it (how, on each system, is `machine.locks`' business).  It is
-    taken inside the work directory, so a lock file planted as a link is refused.
-    """
+    """Lock `<id>.lock` while the session is open; a process that ends, even by kill -9, lets go."""
     try:
         return hold(path.with_suffix(".lock"), inside=workdir)  # refuses at once, never waits
     except LockBusy as busy:
@@ -327,99 +249,6 @@ def _lock(workdir: Path, path: Path) -> Lock:
         raise SessionBusy(f"session {path.stem} {why}") from None
     except (ToolError, OSError) as error:
         raise SessionError(f"session {path.stem} cannot be locked: {_reason(error)}") from None
-
-
-def _new_id() -> str:
-    """Sortable by creation time, readable, and unique enough: 16 million per second."""
-    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-
-
-def _checked(header: dict[str, Any], session_id: str) -> dict[str, Any]:
-    """The header, unless it comes from a newer version of this code, which may mean more."""
-    schema = header.get("schema", SCHEMA)
-    if not isinstance(schema, int) or schema > SCHEMA:
-        raise SessionError(
-            f"session {session_id} has format version {schema!r}, newer than this code "
-            f"reads ({SCHEMA}): update the course to open it"
-        )
-    return header
-
-
-# --- Repairs ---------------------------------------------------------------------------------
-# Loading and appending both add messages through `_mend`, so the history after a
-# reload is the history the running session had: same input, same repairs.
-
-
-def _mend(history: list[Message], message: Message, number: int) -> list[str]:
-    """Add `message` to the end of `history`, mending what a crash or a lost line left."""
-    if not message["content"]:
-        return [f"message {number}: empty, left out"]  # the API refuses empty messages
-    notes: list[str] = []
-    calls = _open_calls(history)
-    if message["role"] == "user":
-        message = _answer(message, calls, number, notes)
-        if not message["content"]:
-            return notes  # it held only results for calls that are gone
-    elif calls:  # an assistant message where the results should be
-        history.append(_answer({"role": "user", "content": []}, calls, number, notes))
-    elif not history:  # the first line was lost; a request must start with the user
-        history.append({"role": "user", "content": LOST_START})
-        notes.append(f"message {number}: no user message before it; a placeholder stands in")
-    if history and history[-1]["role"] == message["role"]:
-        history[-1] = _join(history[-1], message)
-        notes.append(f"message {number}: second {message['role']} message in a row, joined")
-    else:
-        history.append(message)
-    return notes
-
-
-def _open_calls(history: list[Message]) -> list[Block]:
-    """The tool calls at the end of `history` still waiting for their results."""
-    last = history[-1] if history else None
-    return tool_uses(last) if last and last["role"] == "assistant" else []
-
-
-def _answer(message: Message, calls: list[Block], number: int, notes: list[str]) -> Message:
-    """`message` made a valid reply to `calls`: one result per call, first, and no others."""
-    content = message["content"]
-    if not calls and (isinstance(content, str) or all(b["type"] != "tool_result" for b in content)):
-        return message  # the usual user message, after a finished turn
-    blocks = _blocks(message)
-    results = {block["tool_use_id"]: block for block in blocks if block["type"] == "tool_result"}
-    answers = []
-    for call in calls:
-        if call["id"] not in results:
-            lost = {"type": "tool_result", "tool_use_id": call["id"], "content": INTERRUPTED}
-            results[call["id"]] = lost | {"is_error": True}
-            notes.append(
-                f"message {number}: tool call {call['id']} ({call['name']}) had no result, "
-                f"answered '{INTERRUPTED}'"
-            )
-        answers.append(results.pop(call["id"]))
-    notes += [f"message {number}: result for unknown tool call {id_} dropped" for id_ in results]
-    others = [block for block in blocks if block["type"] != "tool_result"]
-    return {"role": "user", "content": answers + others}
-
-
-def _join(first: Message, second: Message) -> Message:
-    return {"role": first["role"], "content": _blocks(first) + _blocks(second)}
-
-
-def _blocks(message: Message) -> list[Block]:
-    content = message["content"]
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
-def _compact(history: list[Message], upto: int, summary: Message) -> None:
-    kept = history[upto:]
-    if kept and kept[0]["role"] == "user":
-        kept[0] = _join(summary, kept[0])
-    else:
-        kept.insert(0, summary)
-    history[:] = kept
-
-
-# --- Listing ---------------------------------------------------------------------------------
 
 
 def _info(workdir: Path, path: Path) -> SessionInfo:
@@ -436,10 +265,8 @@ def _info(workdir: Path, path: Path) -> SessionInfo:
         created = datetime.fromisoformat(header["created"])
     except (KeyError, TypeError, ValueError):
         created = last_active
-    try:
-        first_line = next(iter(text_of(first_user["content"]).strip().splitlines()), "")
-    except (KeyError, TypeError, AttributeError):
-        first_line = ""
+    text = "" if message_problem(first_user) else text_of(first_user["content"]).strip()
+    first_line = next(iter(text.splitlines()), "")
     return SessionInfo(path.stem, created, last_active, count, first_line)
 
 
