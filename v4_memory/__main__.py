@@ -19,10 +19,11 @@ from typing import Any
 from llm import Console, Model, ModelError
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted
+from llm.windows import default_budget
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run, runtime_now
-from .context import ContextWindow, default_budget
+from .context import ContextWindow
 from .demo_steps import DEMO, DEMO_STEPS, after_demo, check_demo_replay  # noqa: F401 (the lab's)
 from .prompt import assemble, describe
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore
