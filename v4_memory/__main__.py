@@ -16,10 +16,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from llm import Console, Model, ModelError
+from llm import Console, Model, ModelError, default_budget
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted
-from llm.windows import default_budget
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run, runtime_now

@@ -26,12 +26,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from llm import Console, Model, ModelError, Reply
+from llm import Console, Model, ModelError, Reply, default_budget
 from llm.cassette import for_child
 from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, continuation, tool_uses
-from llm.windows import default_budget
 from v1_tool_loop.tools import HANDLERS, SCHEMAS
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered, latest_plan
 from v3_subagents.search import SEARCH_HANDLERS
