@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from v4_memory.context import default_budget
+from llm.windows import default_budget
 
 from .runs import Record
 from .view_cell import esc, tokens

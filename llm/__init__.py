@@ -18,6 +18,7 @@ from .errors import (
 from .result import RunResult
 from .spec import load_model
 from .types import Block, Message, Model, Reply, Usage
+from .windows import default_budget
 
 __all__ = [
     "AuthenticationFailed",
@@ -35,5 +36,6 @@ __all__ = [
     "Reply",
     "RunResult",
     "Usage",
+    "default_budget",
     "load_model",
 ]

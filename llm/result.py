@@ -6,6 +6,7 @@ run) plus the usage of each model call, which the messages do not carry.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,13 @@ CUT_OFF = (
     "the reply was cut off at the token limit (max_tokens) before this call was complete, "
     "so it did not run"
 )
+# What a loop that goes on after such a reply asks for (`continuation`).
+CONTINUE = (
+    "Your last reply was cut off at the output limit (max_tokens). Go on from where it "
+    "stopped. If you were writing a tool call, it did not run: make it again, smaller "
+    "(a long file in parts)."
+)
+ARGUMENTS_SHOWN = 300  # characters of a tool call's arguments in a transcript
 
 
 def text_of(content: str | list[Block]) -> str:
@@ -59,6 +67,43 @@ def close_open_turn(messages: list[Message], note: str) -> None:
             {"type": "tool_result", "tool_use_id": call["id"], "content": note, "is_error": True}
         )
     messages.append({"role": "assistant", "content": f"[{note}]"})
+
+
+def continuation(cut_off: list[Block]) -> Message:
+    """The user message that goes on after a reply cut off at max_tokens, instead of
+    stopping: an error result for each call in it (half written, none ran), then the
+    request to go on."""
+    results = [
+        {"type": "tool_result", "tool_use_id": call["id"], "content": CUT_OFF, "is_error": True}
+        for call in cut_off
+        if call.get("type") == "tool_use"
+    ]
+    return {"role": "user", "content": [*results, {"type": "text", "text": CONTINUE}]}
+
+
+def transcript(messages: list[Message]) -> str:
+    """The messages as plain text, for a model to read back (a summariser): who said
+    what, which tools ran, and their results.  Long arguments (a file written in full)
+    are cut, since their start says enough; the results are shown as they are."""
+    lines = []
+    for message in messages:
+        content = message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            lines.append(_transcript_line(message["role"], block))
+    return "\n\n".join(lines)
+
+
+def _transcript_line(role: str, block: Block) -> str:
+    kind = block.get("type")
+    if kind == "tool_use":
+        arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+        if len(arguments) > ARGUMENTS_SHOWN:
+            arguments = arguments[:ARGUMENTS_SHOWN] + " …"
+        return f"[tool call] {block.get('name')} {arguments}"
+    if kind == "tool_result":
+        label = "[tool error]" if block.get("is_error") else "[tool result]"
+        return f"{label} {text_of(block.get('content', ''))}"
+    return f"[{role}] {block.get('text', '')}"
 
 
 @dataclass

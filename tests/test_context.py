@@ -21,22 +21,20 @@ from llm.cassette import ReplayModel
 from llm.errors import ContextTooLong, ModelError
 from llm.tokens import estimate_request
 from llm.types import Message, Reply, Usage
+from llm.windows import FALLBACK_WINDOW, REPLAY_BUDGET, default_budget
 from llm.wrapper import Wrapper
 from tests.fake_provider import FakeProvider, anthropic_error, anthropic_message, text
 from tests.test_session import assert_valid_request
 from v4_memory.context import (
     CUT_NOTE,
-    FALLBACK_WINDOW,
     KEEP_SHARE,
     KEEP_TURNS,
     PREVIEW_CHARS,
-    REPLAY_BUDGET,
     SUMMARY_PREFIX,
     SUMMARY_SYSTEM,
     Compaction,
     ContextFull,
     ContextWindow,
-    default_budget,
     trim_old_results,
 )
 from v4_memory.session import Session, SessionStore

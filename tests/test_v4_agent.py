@@ -16,11 +16,11 @@ import pytest
 from llm import Reply
 from llm.cassette import ReplayModel, is_runtime, without_runtime
 from llm.errors import ContextTooLong
+from llm.result import CONTINUE
 from llm.types import RUNTIME_TAG
 from machine import jsonl
 from tests.scripted import assert_valid_history, text, tool, write_cassette
 from v4_memory.agent import run
-from v4_memory.context import CONTINUE
 from v4_memory.memory import MemoryStore
 from v4_memory.session import SESSIONS_DIR, SessionStore
 

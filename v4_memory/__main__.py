@@ -16,13 +16,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from llm import Console, Model, ModelError
+from llm import Console, Model, ModelError, default_budget
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run, runtime_now
-from .context import ContextWindow, default_budget
+from .context import ContextWindow
 from .demo_steps import DEMO, DEMO_STEPS, after_demo, check_demo_replay  # noqa: F401 (the lab's)
 from .prompt import assemble, describe
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore

@@ -26,17 +26,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from llm import Console, Model, ModelError, Reply
+from llm import Console, Model, ModelError, Reply, default_budget
 from llm.cassette import for_child
 from llm.console import counted
 from llm.errors import ContextTooLong
-from llm.result import INTERRUPTED, tool_uses
+from llm.result import INTERRUPTED, continuation, tool_uses
 from v1_tool_loop.tools import HANDLERS, SCHEMAS
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered, latest_plan
 from v3_subagents.search import SEARCH_HANDLERS
 from v3_subagents.subagents import TASK_TOOL, Children
 
-from .context import ContextWindow, SessionRunResult, continuation, default_budget
+from .context import ContextWindow, SessionRunResult
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
 from .prompt import Layer, assemble, build_layers, runtime_now, with_runtime
 from .session import SESSIONS_DIR, Session, SessionStore
