@@ -37,6 +37,7 @@ from v4_memory.context import (
     ContextWindow,
     trim_old_results,
 )
+from v4_memory.prompt import Layer, with_runtime
 from v4_memory.session import Session, SessionStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -508,3 +509,21 @@ def test_the_benchmark_prints_its_figures() -> None:
     assert re.search(r"first fit after a resume \(every message counted\): [\d.]+ ms", out), out
     assert re.search(r"one stage-1 view from nothing: [\d.]+ ms", out), out
     assert re.search(r"one stage-2 compaction, model excluded: [\d.]+ ms", out), out
+
+
+def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(
+    store: SessionStore,
+) -> None:
+    """What the window lets through is what is sent: the note appended after `fit` counts,
+    in the history as it is and in stage 1's view, so no request passes the budget by it."""
+    note = Layer("runtime", "Runtime: 2026-12-02 09:30, model replay, work dir ~/w. " * 3)
+    with store.create() as session:
+        session.append(user("Read the logs."))
+        window = ContextWindow(Summariser("done"), session, budget=20_000)
+        for stage in (0, 1):
+            while len(window.compactions) < stage:
+                tool_turn(session, 4_000)
+                window.fit(SYSTEM, TOOLS, note.text)
+            view = window.fit(SYSTEM, TOOLS, note.text)
+            assert window.tokens == estimate_request(SYSTEM, with_runtime(view, note), TOOLS)
+            assert window.tokens <= window.budget

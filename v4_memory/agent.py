@@ -49,11 +49,13 @@ TOOLS_GUIDANCE = """Paths are relative to the project directory. Inspect before 
 and run the tests or the program to check your change.
 
 For a task of several steps, first write a plan with todo_write, then keep it up to
-date: exactly one item in_progress at a time, each marked completed as soon as it is done.
+date: exactly one item in_progress at a time, and each item marked completed as soon
+as it is done, not all at the end.
 
-Your context is a budget. To read many files, send child agents with the task tool:
-several explorers at once for independent questions, then a coder for a well-defined
-change. Each child starts with nothing but your prompt, so make it self-contained.
+Your context is a budget. When finding the answer means reading many files, send
+child agents with the task tool instead of reading everything yourself: several
+explorers at once for independent questions, then a coder for a well-defined change.
+Each child starts with nothing but your prompt, so make the prompt self-contained.
 
 Long-term memory outlives this session. When the user states a preference or a fact
 worth keeping, save it with memory_write; search it with memory_search before asking
@@ -77,9 +79,10 @@ def layers(workdir: Path, recalled: Sequence[Hit] = (), skills: str | None = Non
 def ask(model: Model, system: str, window: ContextWindow, note: Layer) -> Reply:
     """One call on the part of the session that fits the budget, the runtime note last."""
     try:
-        return model.complete(system, with_runtime(window.fit(system, TOOLS), note), tools=TOOLS)
+        messages = with_runtime(window.fit(system, TOOLS, note.text), note)
+        return model.complete(system, messages, tools=TOOLS)
     except ContextTooLong:  # the estimate was low: make room, and ask again once
-        messages = with_runtime(window.fit_after_overflow(system, TOOLS), note)
+        messages = with_runtime(window.fit_after_overflow(system, TOOLS, note.text), note)
         return model.complete(system, messages, tools=TOOLS)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from llm.cassette import for_child
 from llm.errors import ContextTooLong, ModelError
 from llm.result import text_of, transcript
-from llm.tokens import estimate_message, estimate_request
+from llm.tokens import estimate_block, estimate_message, estimate_request
 from llm.types import EMPTY_REPLY, Block, Message, Model, Usage
 from v3_subagents.subagents import DelegationRunResult
 
@@ -130,14 +130,17 @@ class ContextWindow:
         self._sent = 0  # our own estimate of that request, which a report is compared to
         self._refused_turn = -1  # the last turn the provider refused as too long
         self._fixed: tuple[str, Tools, int] = ("", None, 0)  # system, tools, their estimate
+        self._note = 0  # the estimate of the text that will end the next request
         self._start_count()
 
-    def fit(self, system: str, tools: Tools = None) -> list[Message]:
-        """The messages to send next, within the budget; ContextFull if they cannot be."""
+    def fit(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
+        """The messages to send next, within the budget; ContextFull if they cannot be.
+        `note`, a text that will end the request (the runtime note), counts too."""
         self.turn += 1
+        self._note = estimate_block({"type": "text", "text": note}) if note else 0
         return self._fit(system, tools, forced=False)
 
-    def fit_after_overflow(self, system: str, tools: Tools = None) -> list[Message]:
+    def fit_after_overflow(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
         """After the provider refused `fit`'s messages as too long: stage 2 at once, once a turn."""
         if self._refused_turn == self.turn:
             raise ContextFull(
@@ -145,6 +148,7 @@ class ContextWindow:
                 "older turns: start again with a smaller --context-budget, or a new session"
             )
         self._refused_turn = self.turn
+        self._note = estimate_block({"type": "text", "text": note}) if note else 0
         return self._fit(system, tools, forced=True)
 
     def note_usage(self, usage: Usage) -> None:
@@ -179,7 +183,8 @@ class ContextWindow:
         if self._corrected(size) <= self.budget:
             self._trimming = False
             return messages, size
-        view, trimmed = self._trimmed(messages)
+        view = self._trimmed(messages)
+        trimmed = size - self._saved
         if trimmed < size and not self._trimming:
             cut = sum(old is not new for old, new in zip(messages, view, strict=True))
             before, after = self._corrected(size), self._corrected(trimmed)
@@ -240,7 +245,7 @@ class ContextWindow:
     def _size(self, system: str, tools: Tools, messages: list[Message]) -> int:
         if self._fixed[:2] != (system, tools):  # estimated again only when they change
             self._fixed = (system, tools, estimate_request(system, [], tools))
-        return self._fixed[2] + self._count(messages)
+        return self._fixed[2] + self._note + self._count(messages)
 
     def _start_count(self) -> None:
         self._sizes: list[int] = []  # the estimate of each message counted, by position
@@ -260,13 +265,14 @@ class ContextWindow:
         self._last = messages[-1] if messages else None
         return self._total
 
-    def _trimmed(self, messages: list[Message]) -> tuple[list[Message], int]:
-        """`trim_old_results(messages)` and its size, each message trimmed once, as it leaves."""
+    def _trimmed(self, messages: list[Message]) -> list[Message]:
+        """`trim_old_results(messages)`, each message trimmed once, as it leaves the recent
+        turns; `_saved` adds up the tokens the trimming saves."""
         for index in range(len(self._old), recent_start(messages, KEEP_TURNS)):
             self._old.append(trim_results(messages[index]))
             if self._old[-1] is not messages[index]:
                 self._saved += self._sizes[index] - estimate_message(self._old[-1])
-        return self._old + messages[len(self._old) :], self._fixed[2] + self._total - self._saved
+        return self._old + messages[len(self._old) :]
 
 
 @dataclass(kw_only=True)
