@@ -43,9 +43,9 @@ def flags(parser: argparse.ArgumentParser) -> None:
 
 
 def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Console) -> dict:
-    """The session every run of this command line works in, resumed or new: one for the
-    whole interactive prompt.  The demo's first run starts its own and closes it, so
-    that the next step's process can resume it."""
+    """Every run's extra arguments: the budget, and the session they all work in, resumed
+    or new, one for the whole interactive prompt.  The demo's first run starts its own
+    session and closes it, so that the next step's process can resume it."""
     if args.demo and (args.resume is not None or args.resume_latest):
         raise UsageError("--demo starts its own session: drop --continue and --resume")
     if args.context_budget is not None and args.context_budget < 1000:
