@@ -17,6 +17,7 @@ import argparse
 import io
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -62,11 +63,16 @@ class Chapter:
     # the text to print.
     commands: dict[str, Command] = field(default_factory=dict)
     # A chapter whose runs share more than the conversation (chapter 4: a session on
-    # disk) adds its own flags, builds from them the extra keyword arguments of every
-    # run (`setup`), and may show more after its demo (`after_demo`).
+    # disk) adds its own flags, and builds from them the extra keyword arguments of
+    # every run (`setup`).
     flags: Callable[[argparse.ArgumentParser], None] | None = None
     setup: Callable[[argparse.Namespace, Path, Model, Console], dict[str, Any]] | None = None
-    after_demo: Callable[[dict[str, Any], Path, argparse.Namespace, Console], None] | None = None
+    # The demo's later steps, each a new process once the first task is done (chapter 4:
+    # the session resumed, then a new one): the cassette it replays, beside the demo
+    # cassette, and the flags it adds.  Each step is also given the chapter's flags named
+    # in `demo_passes_on` as the demo was (chapter 4: its budget).
+    demo_steps: list[tuple[str, list[str]]] = field(default_factory=list)
+    demo_passes_on: list[str] = field(default_factory=list)
     # Whether each run of the interactive prompt is given the conversation so far as
     # `history`; a chapter that keeps it itself (chapter 4: in the session) says False.
     history: bool = True
@@ -239,6 +245,7 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         )
     if args.demo:
         check_demo_replay(chapter, task, model)
+        check_demo_steps(chapter, args)
     recorder = model
     model = bounded(model, args)
     try:
@@ -254,8 +261,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         report(result, console, args.max_turns)
         if tools_reached(result, args.max_turns):
             return 0  # the check that tools reach the model passed
-        if args.demo and chapter.after_demo and result.stop == "done":
-            chapter.after_demo(state, workdir, args, console)
+        if args.demo and result.stop == "done":
+            run_demo_steps(chapter, args, workdir, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
         return EXIT_CODES.get(result.stop, 1)
@@ -307,6 +314,68 @@ def check_demo_replay(chapter: Chapter, task: str, model: Model) -> None:
             f"{replay.path} was recorded for {what}, not for this demo: replay it with its own "
             f"task and no --demo, or record the demo with --demo --model M --record FILE"
         )
+
+
+def step_file(chapter: Chapter, path: str | Path, cassette: str) -> Path:
+    """Where a later step of the demo is recorded, or replayed from: beside the first
+    step's cassette (`run.jsonl` → `run.resume.jsonl`), or, beside the bundled demo
+    cassette, the bundled step (`resume.jsonl`)."""
+    path = Path(path)
+    if path.resolve() == chapter.demo_cassette.resolve():
+        return chapter.demo_cassette.parent / cassette
+    return path.with_name(f"{path.stem}.{Path(cassette).stem}{path.suffix}")
+
+
+def check_demo_steps(chapter: Chapter, args: argparse.Namespace) -> None:
+    """Refuse, before the demo starts, a replay whose later steps are missing or were
+    recorded for other tasks: each step replays its own cassette, never another's."""
+    if not (args.model or "").startswith("replay:"):
+        return
+    for cassette, _ in chapter.demo_steps:
+        path = step_file(chapter, args.model.removeprefix("replay:"), cassette)
+        task = read_cassette(chapter.demo_cassette.parent / cassette)[0]["task"]
+        try:
+            recorded = read_cassette(path)[0].get("task")
+        except CassetteError as error:
+            raise UsageError(
+                f"the demo's later steps replay {path.name} and the like beside the first "
+                f"step's cassette ({error}): record them all with --demo --model M --record FILE"
+            ) from None
+        if recorded != task:
+            raise UsageError(
+                f"{path} was recorded for another task ({str(recorded)[:40]!r}), not for this "
+                "step of the demo: record the demo again with --demo --model M --record FILE"
+            )
+
+
+def run_demo_steps(
+    chapter: Chapter, args: argparse.Namespace, workdir: Path, console: Console
+) -> None:
+    """The demo's later steps, each in a new process, printed as a person would type them.
+
+    In the same work directory; each replays its own cassette (the bundled one, or with
+    `--model replay:FILE` the one beside FILE), and `--record FILE` records each beside
+    FILE.  A step that fails stops the demo.
+    """
+    for cassette, flags in chapter.demo_steps:
+        bundled = chapter.demo_cassette.parent / cassette
+        task = read_cassette(bundled)[0]["task"]
+        model = args.model or f"replay:{shown_path(bundled)}"
+        if model.startswith("replay:") and args.model:  # the step's own, beside the first
+            model = f"replay:{step_file(chapter, model.removeprefix('replay:'), cassette)}"
+        extra = [*flags]
+        for flag in chapter.demo_passes_on:  # argparse's name: --context-budget → context_budget
+            value = getattr(args, flag.removeprefix("--").replace("-", "_"))
+            extra += [flag, str(value)] if value is not None else []
+        extra += ["--record", str(step_file(chapter, args.record, cassette))] if args.record else []
+        extra += ["--strict"] if args.strict else []
+        command = ["--workdir", str(workdir), *extra, "--model", model, task]
+        shown = " ".join(arg if " " not in arg else f'"{arg}"' for arg in command[:-1])
+        console.note(f'\n$ python -m {chapter.name} {shown} "{task[:60]}…"')
+        step = subprocess.run([sys.executable, "-m", chapter.name, *command], check=False)
+        if step.returncode != 0:
+            console.warn("this step did not finish, so the demo stops here")
+            return
 
 
 def _copy_demo_workspace(chapter: Chapter, console: Console) -> Path:

@@ -1,13 +1,9 @@
-"""`python -m v4_memory`: the chapter 4 agent on the command line, with sessions.
+"""`python -m v4_memory`: the chapter 4 agent on the command line, in one session.
 
-On top of the flags every chapter has:
-
-    --continue            resume the latest session of the work directory
-    --resume ID           resume that session
-    --context-budget N    tokens a request may take (default: from the model's window)
-
-and in the interactive prompt: /sessions, /resume ID, /compact, /prompt, /todos.
-The demo runs three steps, the last two as new processes (demo_steps.py).
+On top of the flags every chapter has: --continue (the latest session of the work
+directory), --resume ID and --context-budget N; in the interactive prompt: /sessions,
+/resume ID, /compact, /prompt, /todos.  The demo has three steps, the last two run as
+new processes by the shared command line (`DEMO_STEPS`).
 """
 
 from __future__ import annotations
@@ -23,9 +19,13 @@ from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run, runtime_now
 from .context import ContextWindow
-from .demo_steps import DEMO, DEMO_STEPS, after_demo, check_demo_replay  # noqa: F401 (the lab's)
 from .prompt import assemble, describe
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore
+
+DEMO = Path(__file__).parent / "demo"
+# After the long task: the same session, resumed by a new process; then a new session,
+# which recalls what the first one saved.  Each step replays its own cassette in DEMO.
+DEMO_STEPS = [("resume.jsonl", ["--continue"]), ("recall.jsonl", [])]
 
 
 def flags(parser: argparse.ArgumentParser) -> None:
@@ -43,26 +43,28 @@ def flags(parser: argparse.ArgumentParser) -> None:
 
 
 def setup(args: argparse.Namespace, workdir: Path, model: Model, console: Console) -> dict:
-    """Open the session every run of this command line works in: resumed, or a new one."""
+    """Every run's extra arguments: the budget, and the session they all work in, resumed
+    or new, one for the whole interactive prompt.  The demo's first run starts its own
+    session and closes it, so that the next step's process can resume it."""
     if args.demo and (args.resume is not None or args.resume_latest):
         raise UsageError("--demo starts its own session: drop --continue and --resume")
-    if args.demo and (args.model or "").startswith("replay:"):
-        check_demo_replay(args.model)
     if args.context_budget is not None and args.context_budget < 1000:
         raise UsageError("--context-budget must be 1000 tokens or more")
+    state: dict[str, Any] = {"context_budget": args.context_budget}
+    if args.demo:
+        return state
     store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
     try:
-        if args.resume is not None or args.resume_latest:
-            session = store.open(latest_id(store) if args.resume is None else args.resume)
-            shown = counted(len(session.messages()), "message")
-            console.note(f"resumed session {session.id}: {shown}")
-            for repair in session.repairs:
-                console.warn(f"repaired: {repair}")
-        else:
-            session = store.create({"model": model.name, "chapter": "v4_memory"})
+        if args.resume is None and not args.resume_latest:
+            new = store.create({"model": model.name, "chapter": "v4_memory"})
+            return state | {"session": new}
+        session = store.open(latest_id(store) if args.resume is None else args.resume)
     except SessionError as error:
         raise UsageError(str(error)) from None
-    return {"session": session, "context_budget": args.context_budget}
+    console.note(resumed(session))
+    for repair in session.repairs:
+        console.warn(f"repaired: {repair}")
+    return state | {"session": session}
 
 
 def latest_id(store: SessionStore) -> str:
@@ -72,32 +74,40 @@ def latest_id(store: SessionStore) -> str:
     return latest.id
 
 
+def resumed(session: Session) -> str:
+    return f"resumed session {session.id}: {counted(len(session.messages()), 'message')}"
+
+
+def workdir_of(session: Session) -> Path:
+    """The work directory a session belongs to: its file is .agent/sessions/ID.jsonl in it."""
+    return session.path.parents[2]
+
+
 # --- the interactive commands: each gets the next run's arguments and the rest of the line
 
 
 def list_sessions(state: dict[str, Any], _: str) -> str:
     session = state["session"]
-    store = SessionStore(session.path.parent, workdir=workdir_of(session))
     rows = [
-        f"{'*' if info.id == state['session'].id else ' '} {info.id}  "
+        f"{'*' if info.id == session.id else ' '} {info.id}  "
         f"{info.last_active:%Y-%m-%d %H:%M}  {info.messages:>4} messages  {info.first_line[:50]}"
-        for info in store.list()
+        for info in SessionStore(session.path.parent, workdir=workdir_of(session)).list()
     ]
     return "\n".join(rows) or "no sessions yet"
 
 
 def resume(state: dict[str, Any], session_id: str) -> str:
+    """Go on in another session: the tasks typed next are added to it."""
     if not session_id:
         return "/resume ID: /sessions lists the ids"
+    current = state["session"]
     try:
-        current = state["session"]
-        store = SessionStore(current.path.parent, workdir=workdir_of(current))
-        session = store.open(session_id)
+        session = SessionStore(current.path.parent, workdir=workdir_of(current)).open(session_id)
     except SessionError as error:
         return str(error)
-    state["session"].close()
+    current.close()
     state["session"] = session
-    return f"resumed session {session.id}: {counted(len(session.messages()), 'message')}"
+    return resumed(session)
 
 
 def compact(state: dict[str, Any], _: str) -> str:
@@ -119,11 +129,6 @@ def show_prompt(state: dict[str, Any], _: str) -> str:
     return describe(layers(workdir), runtime_now(workdir, state["model"].name))
 
 
-def workdir_of(session: Session) -> Path:
-    """The work directory a session belongs to: its file is .agent/sessions/ID.jsonl in it."""
-    return session.path.parents[2]
-
-
 CHAPTER = Chapter(
     name="v4_memory",
     run=run,
@@ -140,7 +145,8 @@ CHAPTER = Chapter(
     },
     flags=flags,
     setup=setup,
-    after_demo=after_demo,
+    demo_steps=DEMO_STEPS,
+    demo_passes_on=["--context-budget"],
     history=False,  # the session is the history
 )
 

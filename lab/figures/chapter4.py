@@ -70,13 +70,12 @@ def session_steps(name: str) -> list[SessionStep]:
     are those of `python -m v4_memory --demo` run from the repository root.
     """
     demo = chapter(name)
-    main = importlib.import_module(f"{name}.__main__")
     agent = importlib.import_module(f"{name}.agent")
-    if not hasattr(main, "DEMO_STEPS"):
+    if not demo.demo_steps:
         raise SystemExit(f"{name} has no demo steps: this figure needs chapter 4")
     plan = [
         (demo.demo_cassette, False),
-        *((main.DEMO / c, "--continue" in f) for c, f in main.DEMO_STEPS),
+        *((demo.demo_cassette.parent / c, "--continue" in f) for c, f in demo.demo_steps),
     ]
     steps = []
     with scratch_folder() as scratch:
@@ -85,7 +84,7 @@ def session_steps(name: str) -> list[SessionStep]:
         store = SessionStore(workdir / SESSIONS_DIR)
         for cassette, resumed in plan:
             header, _ = read_cassette(cassette)
-            model = SentWatcher(ReplayModel(cassette))  # named as after_demo names it
+            model = SentWatcher(ReplayModel(cassette))  # named as run_demo_steps names it
             session = store.open(store.latest().id) if resumed else None
             try:
                 result = demo.run(
