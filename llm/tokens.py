@@ -116,6 +116,7 @@ def cut_to_tokens(text: str, budget: int) -> str:
         low = line_end
     return text[:low].rstrip()
 
+
 def estimate_block(block: Block) -> int:
     """Tokens in one content block: its text, a call's name and JSON arguments, a result."""
     kind = block.get("type")
