@@ -98,6 +98,25 @@ def estimate_text(text: str) -> int:
     return round(tokens)
 
 
+CHARS_PER_TOKEN_BOUND = 16  # estimate_text counts a token per 16 characters at least
+
+
+def cut_to_tokens(text: str, budget: int) -> str:
+    """The longest start of `text` within `budget` tokens, ending at a line end if one is near
+    (a binary search: `estimate_text` never falls as a text grows)."""
+    low, high = 0, min(len(text), max(budget, 0) * CHARS_PER_TOKEN_BOUND)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_text(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    line_end = text.rfind("\n", 0, low + 1)
+    if line_end > low * 3 // 4:  # a whole last line, unless that loses a quarter
+        low = line_end
+    return text[:low].rstrip()
+
+
 def estimate_block(block: Block) -> int:
     """Tokens in one content block: its text, a call's name and JSON arguments, a result."""
     kind = block.get("type")

@@ -136,6 +136,18 @@ def unique_call_ids(content: list[Block], messages: list[Message]) -> list[Block
     return repaired
 
 
+def with_user_text(messages: list[Message], text: str) -> list[Message]:
+    """A new list: `messages` with `text` said last by the user, as the last block of the
+    last message when that is the user's (so that the roles still alternate), else as a
+    user message of its own.  The caller's messages are left as they are."""
+    *before, last = messages
+    if last["role"] != "user":
+        return [*messages, {"role": "user", "content": text}]
+    content = last["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    return [*before, {**last, "content": [*blocks, {"type": "text", "text": text}]}]
+
+
 def _blank_text(block: Block) -> bool:
     return block.get("type") == "text" and not str(block.get("text", "")).strip()
 

@@ -4,9 +4,9 @@ As `llm` is the boundary to the model, this package is the boundary to the machi
 regular files opened, read as a stream and replaced safely (`files`), commands run
 with a timeout and stopped with all they started (`commands`, `processes`), locks
 between processes (`locks`), JSON-lines files appended durably and read back after a
-crash (`jsonl`).  Each difference between Linux, macOS and Windows is
-handled here, by what the system has, so the chapters hold only their lessons.  It
-imports nothing of the course.
+crash (`jsonl`), a folder of such logs followed as it grows (`logs`).  Each difference
+between Linux, macOS and Windows is handled here, by what the system has, so the
+chapters hold only their lessons.  It imports nothing of the course.
 """
 
 from . import jsonl
@@ -35,6 +35,7 @@ from .files import (
     open_regular,
     private_folder,
     read_agent_file,
+    read_agent_text,
     read_at,
     read_lines,
     read_text,
@@ -42,6 +43,7 @@ from .files import (
     write_text,
 )
 from .locks import Lock, LockBusy, hold
+from .logs import Logs
 
 __all__ = [
     "AGENT_FILE_LIMIT",
@@ -54,6 +56,7 @@ __all__ = [
     "CommandOutcome",
     "Lock",
     "LockBusy",
+    "Logs",
     "Page",
     "ToolError",
     "agent_files",
@@ -67,6 +70,7 @@ __all__ = [
     "open_regular",
     "private_folder",
     "read_agent_file",
+    "read_agent_text",
     "read_at",
     "read_lines",
     "read_text",

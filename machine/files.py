@@ -459,6 +459,16 @@ def read_agent_file(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) ->
     return data
 
 
+def read_agent_text(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) -> str:
+    """`read_agent_file`'s bytes as UTF-8 text, a byte-order mark dropped; ToolError if not."""
+    data = read_agent_file(workdir, path, limit)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        detail = f"byte at offset {error.start:,}"
+        raise ToolError(f"{path.name} is not UTF-8 text ({detail})") from None
+
+
 def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], list[str]]:
     """The regular files in `folder` matching `pattern`, sorted, and a note for each skipped."""
     try:

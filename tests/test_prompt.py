@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lab.figures.chapter4_prompt import shared_prefix_tokens
-from llm.tokens import estimate_text
+from llm.tokens import cut_to_tokens, estimate_text
 from llm.types import RUNTIME_TAG
 from v4_memory.memory import MemoryStore
 from v4_memory.prompt import (
@@ -26,7 +26,6 @@ from v4_memory.prompt import (
     Layer,
     assemble,
     build_layers,
-    cut_to,
     describe,
     runtime,
     with_runtime,
@@ -190,7 +189,7 @@ def test_the_file_caps_leave_most_of_a_window_to_the_conversation() -> None:
 
 @given(st.text(), st.integers(min_value=0, max_value=300))
 def test_a_cut_is_a_start_of_the_text_within_the_budget(text: str, budget: int) -> None:
-    shown = cut_to(text, budget)
+    shown = cut_to_tokens(text, budget)
     assert text.startswith(shown)
     assert estimate_text(shown) <= budget
 

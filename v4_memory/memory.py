@@ -5,11 +5,9 @@ On disk, under the agent's home `.agent/` in the work directory:
     MEMORY.md                  written by the person, put whole into every prompt
     memory/2026-11-30.jsonl    one log per day of what the agent chose to remember
 
-A log only grows: remembering appends a record (`{"id": "m-20261130-0007", "ts": …,
-"category": "tool", "text": …}`), and so does forgetting (`{"forget": "m-20261130-0007",
-"ts": …}`), so a crash never loses a memory that was not meant to go.  A store replays
-the logs once into an inverted index, then reads only what was appended since, by any
-process: so a process keeps one store per work directory (`MemoryStore.of`).
+A log only grows: remembering appends a record, and so does forgetting, so a crash
+never loses a memory that was not meant to go.  A process keeps one store per work
+directory (`MemoryStore.of`), an inverted index brought up to date as the logs grow.
 """
 
 from __future__ import annotations
@@ -28,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from llm import Message, Model
-from machine import ToolError, agent_files, cap_output, hold, jsonl
+from llm.types import with_user_text
+from machine import Logs, ToolError, cap_output, hold
 
 HOME = Path(".agent")  # the agent's home inside the work directory, as for sessions
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
@@ -37,28 +36,21 @@ CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
 K1 = 1.2  # term saturation: a second occurrence adds less than the first, a tenth almost nothing
 B = 0.75  # length normalisation: 0 ignores length, 1 fully scales a term's weight by it
 
-# Scripts written without spaces between words: Han characters (the CJK Unified
-# Ideographs, Extension A, the compatibility block), Japanese kana, Korean Hangul.
-CJK = (
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
-    "\u3041-\u3096\u30a1-\u30fa\u30fc\u31f0-\u31ff"  # hiragana, katakana, prolonged sound
-    "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"  # Hangul jamo and syllables
-)
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Unified Ideographs, Extension A, compatibility
+KANA = "\u3041-\u3096\u30a1-\u30fa\u30fc\u31f0-\u31ff"  # hiragana, katakana, prolonged sound
+HANGUL = "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"  # jamo and syllables
+CJK = HAN + KANA + HANGUL  # scripts written without spaces between words
 TOKEN_PATTERN = re.compile(f"(?P<cjk>[{CJK}]+)|(?P<word>[^\\W_{CJK}]+)")
 POSSESSIVE = re.compile(r"['’]s\b")
 SHOWN_TEXT = 2_000  # characters of one memory that a search shows; the rest is cut, and said
 
 
-# --- Tokens ------------------------------------------------------------------------------
-
-
 def tokenize(text: str) -> list[str]:
     """The terms a text is indexed and searched by, repeats included.
 
-    Full-width letters fold to plain ones and case is dropped; English words lose a
-    plural; a run of Chinese (or Japanese, or Korean) gives each character and each
-    pair of neighbours, since nothing marks where its words begin.  Each term is
-    interned: a term in ten thousand memories is one string, not ten thousand.
+    English words lose case and a plural; a run of Chinese (or Japanese, or Korean)
+    gives each character and each pair of neighbours, since nothing marks where its
+    words begin.  Interned: a term in ten thousand memories is one string.
 
     >>> tokenize("The user's tests; 喜欢咖啡")
     ['the', 'user', 'test', '喜', '欢', '咖', '啡', '喜欢', '欢咖', '咖啡']
@@ -66,10 +58,8 @@ def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     text = POSSESSIVE.sub("", unicodedata.normalize("NFKC", text).lower())
     for match in TOKEN_PATTERN.finditer(text):
-        if match.lastgroup == "cjk":
-            tokens += han_grams(match.group())
-        else:
-            tokens.append(singular(match.group()))
+        run = match.group()
+        tokens += han_grams(run) if match.lastgroup == "cjk" else [singular(run)]
     return [sys.intern(token) for token in tokens]
 
 
@@ -89,17 +79,13 @@ def singular(word: str) -> str:
     return word[:-1]  # tests -> test, prefers -> prefer
 
 
-# --- BM25 ---------------------------------------------------------------------------------
-
-
 def idf(containing: int, total: int) -> float:
     """How much finding a term says: high for a rare term, above zero even for one in all."""
     return math.log(1 + (total - containing + 0.5) / (containing + 0.5))
 
 
 def bm25_term(weight: float, count: int, length: int, average_length: float) -> float:
-    """One query term's share of a memory's score: its idf (`weight`), its `count`
-    saturating (k1), measured against the memory's length relative to the average (b)."""
+    """One query term's share of a score: its idf, its count saturating (k1), by length (b)."""
     saturation = K1 * (1 - B + B * length / average_length)
     return weight * count * (K1 + 1) / (count + saturation)
 
@@ -127,7 +113,7 @@ class InvertedIndex:
         self.total_length -= self.lengths.pop(memory_id)
 
     def search(self, query_tokens: list[str], k: int) -> list[tuple[str, float]]:
-        """The `k` best (memory id, score) pairs; only memories sharing a term score at all."""
+        """The `k` best (id, score) pairs, ties to the more recent; no shared term, no score."""
         if not self.lengths:
             return []
         total = len(self.lengths)
@@ -139,13 +125,11 @@ class InvertedIndex:
             for memory_id, count in postings.items():
                 share = bm25_term(weight, count, self.lengths[memory_id], average_length)
                 scores[memory_id] = scores.get(memory_id, 0.0) + share
-        # Ties go to the more recent memory.
         return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], recency(item[0])))
 
 
 def recency(memory_id: str) -> tuple[str, int, str]:
-    """Ids in the order they were made: by day, then by number as a number, so
-    `m-20261130-10000` comes after `m-20261130-9999` (as text it would come before)."""
+    """Ids in the order they were made: `m-20261130-10000` after `m-20261130-9999`."""
     day, _, number = memory_id.removeprefix("m-").partition("-")
     return day, int(number) if number.isdigit() else -1, memory_id
 
@@ -155,56 +139,42 @@ def terms_of(tokens: list[str]) -> tuple[str, ...]:
     return tuple(sorted(set(tokens)))
 
 
-# --- The store ----------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Hit:
-    """One memory found by a search, with its BM25 score (higher is better)."""
+    """One memory found by a search."""
 
     id: str
     text: str
-    score: float
+    score: float  # BM25: higher is better
     category: str
 
 
-def _now() -> datetime:
-    return datetime.now().astimezone()
-
-
 class MemoryStore:
-    """The daily logs under `root`, and a BM25 index over them.
-
-    `sync=False` skips the fsync of each write (for bulk loading); `clock` decides ids,
-    timestamps and the day's log; `workdir` (by default `root`) is the folder no log
-    may lead out of: a log that is a link or not a regular file is skipped, in `problems`.
-    """
+    """The daily logs under `root`, and a BM25 index over them.  `sync=False` skips each
+    write's fsync (bulk loading); `workdir` (by default `root`) is what no log may leave."""
 
     def __init__(
         self,
         root: str | Path,
         *,
         sync: bool = True,
-        clock: Callable[[], datetime] = _now,
+        clock: Callable[[], datetime] = lambda: datetime.now().astimezone(),
         workdir: str | Path | None = None,
     ) -> None:
-        self.root = Path(root)
-        self.logs = self.root / "memory"
+        self.root, self.logs = Path(root), Path(root) / "memory"
         self.workdir = Path(workdir or root)
         self.sync, self.clock = sync, clock
         self._start_over()
 
     @classmethod
     def of(cls, workdir: str | Path) -> MemoryStore:
-        """The store of `workdir`'s agent home, opened once in this process and brought up
-        to date with what other processes appended since the last call."""
+        """The store of `workdir`'s agent home, kept for the process, brought up to date."""
         folder = Path(workdir).resolve()
-        store = OPEN_STORES.get(folder)
-        if store is None:
-            store = OPEN_STORES[folder] = cls(folder / HOME, workdir=folder)
+        if folder in OPEN_STORES:
+            OPEN_STORES[folder]._catch_up()
         else:
-            store._catch_up()
-        return store
+            OPEN_STORES[folder] = cls(folder / HOME, workdir=folder)
+        return OPEN_STORES[folder]
 
     def _start_over(self) -> None:
         """Every log replayed into empty state: at opening, and after a log was edited by hand."""
@@ -213,59 +183,30 @@ class MemoryStore:
         self.problems: list[str] = []  # what loading had to skip or repair, one line each
         self._by_terms: dict[tuple[str, ...], str] = {}  # distinct terms -> id, for dedup
         self._last_number: dict[str, int] = {}  # day "20261130" -> highest number used
-        self._read: dict[str, tuple[int, int]] = {}  # log -> (bytes, records) replayed
+        self._files = Logs(self.logs, self.workdir)  # how far each log was replayed
         self._catch_up()
 
     def _catch_up(self) -> None:
-        """Replay the records appended to the logs since the last look, by anyone.
-
-        A log only grows, so a log of the same size holds nothing new; one that shrank
-        or went away was edited by hand, and then every log is read again.
-        """
-        paths, skipped = agent_files(self.workdir, self.logs, "*.jsonl")
-        sizes = {path.name: _size(path) for path in paths}
-        if any(sizes.get(name, -1) < size for name, (size, _) in self._read.items()):
-            return self._start_over()
-        self._note(skipped)
-        for path in paths:
-            size, replayed = self._read.get(path.name, (-1, 0))
-            if sizes[path.name] == size:
-                continue
-            try:
-                loaded = jsonl.load(path, workdir=self.workdir)
-            except (ToolError, OSError) as error:
-                self._note([f"{path.name}: skipped, {error}"])
-                continue
-            if path.name not in self._read:
-                self.problems += loaded.problems
-            for record in loaded.records[replayed:]:
-                self._replay(record, path.name)
-            self._read[path.name] = (loaded.size, len(loaded.records))
-
-    def _note(self, problems: list[str]) -> None:
-        self.problems += [note for note in problems if note not in self.problems]
+        """Replay what anyone appended since the last look; all again after a hand edit."""
+        if not self._files.read_new(self._replay, self.problems):
+            self._start_over()
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """Hold the logs' lock, with every record the other writers appended replayed, so no
-        two writers give out one id."""
+        """Hold the logs' lock with what other writers appended replayed: no id is given twice."""
         try:  # inside the work directory: a lock planted as a link is refused
-            held = hold(self.logs / ".lock", wait=True, inside=self.workdir)
-        except OSError as error:
+            with hold(self.logs / ".lock", wait=True, inside=self.workdir):
+                self._catch_up()
+                yield
+        except OSError as error:  # a full disk, a read-only folder: one line
             raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
-        with held:
-            self._catch_up()
-            yield
 
     def __len__(self) -> int:
         return len(self.memories)
 
     def add(self, text: str, category: str = "note") -> str:
-        """Remember `text` and return its id, or the id of the memory it duplicates.
-
-        A duplicate has the same set of terms (case, punctuation, a plural, the order of
-        English words differ); "port 8080" and "port 8081" stay two facts.
-        """
+        """Remember `text` and return its id, or that of the memory with the same set of terms
+        (case, punctuation, a plural, word order aside): "port 8080" and "port 8081" are two."""
         if not isinstance(text, str):
             raise ValueError(f"memory text must be a string, got {type(text).__name__}")
         if not text.strip():
@@ -299,22 +240,17 @@ class MemoryStore:
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""
         with self._writing():
-            if not isinstance(memory_id, str) or memory_id not in self.memories:
+            if memory_id not in self.memories:
                 unknown = f"no memory with id {memory_id!r} (never stored, or already forgotten)"
                 raise KeyError(f"{unknown}; search first to see the ids")
             now = self.clock()
             self._write(now, {"forget": memory_id, "ts": now.isoformat(timespec="seconds")})
 
     def _write(self, now: datetime, record: dict[str, Any]) -> None:
-        """Append a record to the day's log, then apply it as if read back: disk first, so
-        that when the write fails, memory and disk still agree."""
-        path = self.logs / f"{now:%Y-%m-%d}.jsonl"
-        try:
-            jsonl.append(path, record, sync=self.sync, workdir=self.workdir)
-        except OSError as error:  # a full disk, a read-only folder: one line, nothing lost
-            raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
-        self._read[path.name] = (_size(path), self._read.get(path.name, (0, 0))[1] + 1)
-        self._replay(record, path.name)
+        """Append to the day's log, then apply: disk first, so a failed write changes nothing."""
+        name = f"{now:%Y-%m-%d}.jsonl"
+        self._files.append(name, record, sync=self.sync)
+        self._replay(record, name)
 
     def _replay(self, record: dict[str, Any], source: str) -> None:
         """Apply one record of a log: a memory joins the index, a forget record takes one out."""
@@ -340,15 +276,6 @@ class MemoryStore:
 
 OPEN_STORES: dict[Path, MemoryStore] = {}  # work directory, resolved -> its store, by `of`
 
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-# --- For the agent ------------------------------------------------------------------------
 
 MEMORY_TOOLS: list[dict[str, Any]] = [
     {
@@ -389,24 +316,17 @@ MEMORY_TOOLS: list[dict[str, Any]] = [
 
 
 def render_hits(hits: list[Hit]) -> str:
-    """One line per hit, the same for the model and the terminal."""
+    """One line per hit, the same for the model and the terminal; a long memory is cut."""
     if not hits:
         return "no memory matches"
-    lines = [
-        f"{hit.id}  {hit.category:<10}  {hit.score:5.2f}  {shown_text(hit.text)}" for hit in hits
-    ]
-    return cap_output("\n".join(lines))
+    rows = []
+    for hit in hits:
+        text = " ".join(hit.text.split())
+        if len(text) > SHOWN_TEXT:
+            text = f"{text[:SHOWN_TEXT]} [… cut: {len(text) - SHOWN_TEXT:,} more characters]"
+        rows.append(f"{hit.id}  {hit.category:<10}  {hit.score:5.2f}  {text}")
+    return cap_output("\n".join(rows))
 
-
-def shown_text(text: str) -> str:
-    """A memory on one line, at most SHOWN_TEXT characters, saying so when it was cut."""
-    text = " ".join(text.split())
-    if len(text) <= SHOWN_TEXT:
-        return text
-    return f"{text[:SHOWN_TEXT]} [… cut: {len(text) - SHOWN_TEXT:,} more characters]"
-
-
-# --- The memory flush --------------------------------------------------------------------
 
 FLUSH_PROMPT = (
     "The oldest turns of this conversation are about to be replaced by a short summary. "
@@ -417,18 +337,9 @@ FLUSH_PROMPT = (
 
 
 def flush(model: Model, system: str, view: list[Message], store: MemoryStore) -> list[str]:
-    """One side turn, just before older turns are summarised, in which the model saves what
-    must outlive them (a summary drops the preference said in passing).  Neither its request
-    nor its reply is kept; returns the ids of what was saved.
-    """
-    last = view[-1]
-    if last["role"] == "user":  # add the request to it, so that the roles still alternate
-        content = last["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        ask = {"role": "user", "content": [*blocks, {"type": "text", "text": FLUSH_PROMPT}]}
-        request = [*view[:-1], ask]
-    else:
-        request = [*view, {"role": "user", "content": FLUSH_PROMPT}]
+    """A side turn before older turns are summarised, in which the model saves what must outlive
+    them (a summary drops a preference said in passing); returns the ids of what it saved."""
+    request = with_user_text(view, FLUSH_PROMPT)  # after the last user turn, if it is last
     reply = model.complete(system, request, tools=MEMORY_TOOLS[:1])
     saved = []
     for block in reply.content:

@@ -1,8 +1,5 @@
 """The system prompt, rebuilt from layers before every model call, and the runtime note.
 
-`build_layers` makes the first seven layers and `assemble` joins them; the eighth,
-`runtime`, goes after the conversation (`with_runtime`):
-
     1  identity   who the agent is and what it is for     the course's text
     2  soul       style and character                     .agent/SOUL.md
     3  tools      how to use the tools                    the chapter's text
@@ -12,8 +9,9 @@
     7  memory     standing facts, then those recalled     .agent/MEMORY.md, memory.py
     8  runtime    date and time, model, work dir, OS      the clock, the machine
 
-Down the list the layers change more and more often, so that two calls share the longest
-start a prefix cache can reuse.  Every file is capped in tokens, and says so when cut.
+The first seven are the system prompt (`build_layers`, `assemble`); the runtime note ends
+the request (`with_runtime`).  Down the list they change more often, so two calls share
+the longest start a prefix cache can reuse.  Each file is capped, and says so when cut.
 """
 
 from __future__ import annotations
@@ -26,8 +24,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from llm.tokens import estimate_text
-from llm.types import RUNTIME_TAG, Message
+from llm.tokens import cut_to_tokens, estimate_text
+from llm.types import RUNTIME_TAG, Message, with_user_text
 from machine import ToolError, read_text
 from v1_tool_loop.sandbox import safe_path
 
@@ -35,15 +33,13 @@ from .memory import HOME, Hit, render_hits
 
 BOOTSTRAP_FILES = ("AGENTS.md", "CLAUDE.md")  # the project files agents read by convention
 
-# Caps, in estimated tokens, for what the person and the project write: together under
-# a tenth of a 128k-token window, however large the files.
+# Caps in estimated tokens: together under a tenth of a 128k-token window, whatever the files.
 SOUL_CAP = 1_000  # a voice is set in a page; a longer soul dilutes itself
 SKILLS_CAP = 1_500  # one line per skill: room for about forty skills
 BOOTSTRAP_CAP = 4_000  # the project's rules, the longest file most projects write
 MEMORY_CAP = 2_000  # MEMORY.md is sent with every call, so it should stay short
 RECALL_CAP = 1_000  # the handful of memories the store finds for this message
 READ_LIMIT = 1_000_000  # bytes; a larger file is a mistake, not instructions
-CHARS_PER_TOKEN_BOUND = 16  # estimate_text counts a token per 16 characters at least
 
 IDENTITY = (
     "You are a coding agent working in a project directory on the user's machine. You "
@@ -70,8 +66,7 @@ TITLES = {
 
 @dataclass(frozen=True)
 class Layer:
-    """One part of the system prompt: its name, its text as sent, whether a file in it was
-    cut to its cap, and its size (estimated only when `/prompt` asks)."""
+    """One part of the system prompt: its name, its text as sent, whether a file was cut."""
 
     name: str
     text: str
@@ -89,28 +84,22 @@ def build_layers(
     skills_index: str = "",
     tools_guidance: str = "",
 ) -> list[Layer]:
-    """The system prompt's layers, in order; the same inputs give the same layers, so the
-    prompt is the same in every call of a turn."""
+    """The system prompt's layers, in order: the same inputs, the same prompt, every call."""
     workdir = Path(workdir)
-    soul, soul_cut = read_capped(workdir, HOME / "SOUL.md", SOUL_CAP)
-    skills, skills_cut = fit(skills_index, SKILLS_CAP, "the skills index")
-    project, project_cut = read_bootstrap(workdir)
-    memory, memory_cut = read_memory(workdir, recalled)
-    return [
+    return [  # each source gives a (text, cut) pair
         section("identity", IDENTITY),
-        section("soul", soul, soul_cut),
+        section("soul", *read_capped(workdir, HOME / "SOUL.md", SOUL_CAP)),
         section("tools", tools_guidance),
-        section("skills", skills, skills_cut),
-        section("bootstrap", project, project_cut),
+        section("skills", *fit(skills_index, SKILLS_CAP, "the skills index")),
+        section("bootstrap", *read_bootstrap(workdir)),
         section("channel", CHANNEL),
-        section("memory", memory, memory_cut),
+        section("memory", *read_memory(workdir, recalled)),
     ]
 
 
 def section(name: str, body: str, cut: bool = False) -> Layer:
     """A layer under its heading; an empty body gives an empty layer, left out of the prompt."""
-    text = f"# {TITLES[name]}\n\n{body.strip()}" if body.strip() else ""
-    return Layer(name, text, cut)
+    return Layer(name, f"# {TITLES[name]}\n\n{body.strip()}" if body.strip() else "", cut)
 
 
 def assemble(layers: Sequence[Layer]) -> str:
@@ -119,8 +108,7 @@ def assemble(layers: Sequence[Layer]) -> str:
 
 
 def describe(layers: Sequence[Layer], note: Layer) -> str:
-    """What `/prompt` shows: each layer's size in tokens, then the prompt as the model reads
-    it, then the runtime note that ends the request."""
+    """What `/prompt` shows: each layer's tokens, the prompt, then the note ending the request."""
     everything = [*layers, note]
     width = max(len("layer"), *(len(layer.name) for layer in everything))
     rows = [f"{'layer':<{width}}  {'tokens':>6}"]
@@ -131,17 +119,13 @@ def describe(layers: Sequence[Layer], note: Layer) -> str:
     return "\n".join(rows) + "\n\n" + shown + note.text
 
 
-# --- the layers read from files -----------------------------------------------------
-
-
 def read_bootstrap(workdir: Path) -> tuple[str, bool]:
     """AGENTS.md and CLAUDE.md under one cap; a CLAUDE.md that links to AGENTS.md is read once."""
-    parts, cut, budget, seen = [], False, BOOTSTRAP_CAP, set()
-    for name in BOOTSTRAP_FILES:
-        real = os.path.realpath(workdir / name)  # unlike Path.resolve, never raises on a loop
-        if real in seen:
+    parts, cut, budget = [], False, BOOTSTRAP_CAP
+    reals = [os.path.realpath(workdir / name) for name in BOOTSTRAP_FILES]  # even on a loop
+    for number, name in enumerate(BOOTSTRAP_FILES):
+        if reals[number] in reals[:number]:
             continue
-        seen.add(real)
         text, was_cut = read_capped(workdir, Path(name), budget)
         if text:
             parts.append(f"## {name}\n\n{text}")
@@ -158,43 +142,38 @@ NOTES_NOT_INSTRUCTIONS = (
 
 
 def read_memory(workdir: Path, recalled: Sequence[Hit]) -> tuple[str, bool]:
-    """MEMORY.md, which changes rarely, then the memories recalled for this message, both
-    fenced as notes: a memory is text someone once wrote, never an order from the user."""
+    """MEMORY.md, then the memories recalled for this message, fenced as notes: a memory is
+    text someone once wrote, never an order from the user."""
     standing, standing_cut = read_capped(workdir, HOME / "MEMORY.md", MEMORY_CAP)
     hits = render_hits(list(recalled)) if recalled else ""
     found, found_cut = fit(hits, RECALL_CAP, "the recalled memories")
-    parts = []
+    if not standing and not found:
+        return "", False
+    parts = [NOTES_NOT_INSTRUCTIONS]
     if standing:
-        title = f"## {HOME / 'MEMORY.md'} (the user's notes, always here)"
-        parts.append(f"{title}\n\n{fenced(standing)}")
+        parts.append(
+            f"## {HOME / 'MEMORY.md'} (the user's notes, always here)\n\n{fenced(standing)}"
+        )
     if found:
         parts.append(f"## Recalled for this message (id, category, score, text)\n\n{fenced(found)}")
-    if not parts:
-        return "", False
-    return "\n\n".join([NOTES_NOT_INSTRUCTIONS, *parts]), standing_cut or found_cut
+    return "\n\n".join(parts), standing_cut or found_cut
 
 
 def fenced(text: str) -> str:
-    """`text` in a Markdown fence longer than any run of backticks inside it, so no line of
-    the text can close the fence and go on as if it were the prompt's own."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    """`text` in a fence longer than any run of backticks inside it, which no line can close."""
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`+", text))])
     return f"{fence}text\n{text}\n{fence}"
 
 
 def read_capped(workdir: Path, relative: Path, cap: int) -> tuple[str, bool]:
-    """A file's text cut to `cap` tokens, "" if it is missing, or a note on why it is left out.
-
-    Read as chapter 1's tools read one: a link to a key file outside the work directory
-    is refused, so a cloned repository cannot make the agent send that key to the model.
-    """
+    """A file's text cut to `cap` tokens, "" if missing, or a note on why it is left out; read
+    by chapter 1's path rule, so a clone's link to a key outside never reaches the model."""
     label = relative.as_posix()
     try:
         size = (workdir / relative).stat().st_size
         if size > READ_LIMIT:
             return f"[{label} is left out: it is {size:,} bytes, too long for a prompt]", False
-        text = read_text(safe_path(workdir, label), label)
-        text = text.removeprefix("\ufeff")  # a byte-order mark adds nothing
+        text = read_text(safe_path(workdir, label), label).removeprefix("\ufeff")  # a BOM
     except FileNotFoundError:
         return "", False
     except (ToolError, OSError) as error:  # not UTF-8, a folder, a link out: a note says why
@@ -207,8 +186,7 @@ def fit(text: str, cap: int, label: str) -> tuple[str, bool]:
     tokens = estimate_text(text)
     if tokens <= cap:
         return text, False
-    room = estimate_text(cut_note(label, tokens, cap))  # the note's own size, near enough
-    shown = cut_to(text, cap - room)
+    shown = cut_to_tokens(text, cap - estimate_text(cut_note(label, tokens, cap)))  # and the note
     return f"{shown}\n{cut_note(label, tokens, estimate_text(shown))}", True
 
 
@@ -216,28 +194,9 @@ def cut_note(label: str, tokens: int, shown: int) -> str:
     return f"[… cut: {label} is {tokens:,} tokens, the first {shown:,} are shown]"
 
 
-def cut_to(text: str, budget: int) -> str:
-    """The longest start of `text` within `budget` tokens, ending at a line end if one is near
-    (a binary search: `estimate_text` never falls as a text grows)."""
-    low, high = 0, min(len(text), max(budget, 0) * CHARS_PER_TOKEN_BOUND)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if estimate_text(text[:middle]) <= budget:
-            low = middle
-        else:
-            high = middle - 1
-    line_end = text.rfind("\n", 0, low + 1)
-    if line_end > low * 3 // 4:  # a whole last line, unless that loses a quarter
-        low = line_end
-    return text[:low].rstrip()
-
-
-# --- the layer that changes every call ----------------------------------------------
-
-
 def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:
-    """Facts about this call, as the note that ends the request, where the clock costs no
-    cache.  Fixed-width facts only, so a demo's figures are the same on every machine."""
+    """Facts about this call, in the note that ends the request, where the clock costs no
+    cache; of fixed width, so a demo's figures are the same on every machine."""
     facts = [
         f"Date and time: {now.isoformat(sep=' ', timespec='minutes')}",
         f"Model: {model_name}",
@@ -253,9 +212,5 @@ def runtime_now(workdir: Path, model_name: str) -> Layer:
 
 
 def with_runtime(messages: list[Message], note: Layer) -> list[Message]:
-    """The request's messages with the runtime note as the last block of the last one; a new
-    list, so the session never stores the note and the next request starts with this one."""
-    *before, last = messages
-    content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    return [*before, {**last, "content": [*blocks, {"type": "text", "text": note.text}]}]
+    """The request with the note as its last block: a new list, never stored in the session."""
+    return with_user_text(messages, note.text)
