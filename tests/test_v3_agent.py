@@ -281,10 +281,11 @@ class InterruptsWhileChildrenWork(ReplayModel):
     def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
         if self.key == "slow" and self.turn == 0:
             # The main thread waits for this child once it has set its own Ctrl-C handler,
-            # and it has taken the Ctrl-C once it has put Python's default one back.
+            # and it has taken the Ctrl-C once that handler has put the next one in its place.
             wait_until(lambda: signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+            waiting = signal.getsignal(signal.SIGINT)
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # Ctrl-C
-            wait_until(lambda: signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+            wait_until(lambda: signal.getsignal(signal.SIGINT) is not waiting)
         return super().complete(system, messages, tools, stop, max_tokens)
 
 
