@@ -11,7 +11,7 @@ from typing import Any
 
 from lab.chapters import chapter
 from lab.words import word
-from llm import Message, Model, Reply
+from llm import Message, Model
 from llm.cassette import ReplayModel, read_cassette
 from llm.cli import copy_private, fresh_folder
 from v4_memory.context import CUT_NOTE
@@ -31,17 +31,9 @@ class SentWatcher(WatchedModel):
         self.sent: list[list[Message]] = []
         self.systems: list[str] = []
 
-    def complete(
-        self,
-        system: str,
-        messages: list[Message],
-        tools: list[dict] | None = None,
-        stop: list[str] | None = None,
-        max_tokens: int = 4096,
-    ) -> Reply:
+    def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
         self.sent.append(list(messages))
         self.systems.append(system)
-        return super().complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
 
 @dataclass
