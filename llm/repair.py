@@ -16,7 +16,7 @@ from typing import Any
 from .console import counted
 from .result import tool_uses
 from .shape import message_problem
-from .types import Block, Message
+from .types import Block, Message, blocks
 
 NO_RESULT = "interrupted before a result was recorded"
 LOST_START = "[the start of this conversation could not be read]"
@@ -80,12 +80,6 @@ def answered(message: Message, calls: list[Block], number: int, notes: list[str]
 def joined(first: Message, second: Message) -> Message:
     """Two messages of the same side as one, as the Anthropic API itself joins them."""
     return {"role": first["role"], "content": blocks(first) + blocks(second)}
-
-
-def blocks(message: Message) -> list[Block]:
-    """A message's content as a list of blocks, a string becoming one text block."""
-    content = message["content"]
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
 def cuts(history: list[Message]) -> list[int]:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .types import Block, Message, Usage
+from .types import Block, Message, Usage, blocks
 
 INTERRUPTED = "interrupted by the user"
 # A reply that hit `max_tokens` may end inside a tool call, its arguments cut short:
@@ -87,8 +87,7 @@ def transcript(messages: list[Message]) -> str:
     are cut, since their start says enough; the results are shown as they are."""
     lines = []
     for message in messages:
-        content = message["content"]
-        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+        for block in blocks(message):
             lines.append(_transcript_line(message["role"], block))
     return "\n\n".join(lines)
 

@@ -136,6 +136,12 @@ def unique_call_ids(content: list[Block], messages: list[Message]) -> list[Block
     return repaired
 
 
+def blocks(message: Message) -> list[Block]:
+    """A message's content as a new list of blocks, a string becoming one text block."""
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
 def with_user_text(messages: list[Message], text: str) -> list[Message]:
     """A new list: `messages` with `text` said last by the user, as the last block of the
     last message when that is the user's (so that the roles still alternate), else as a
@@ -143,9 +149,7 @@ def with_user_text(messages: list[Message], text: str) -> list[Message]:
     *before, last = messages
     if last["role"] != "user":
         return [*messages, {"role": "user", "content": text}]
-    content = last["content"]
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    return [*before, {**last, "content": [*blocks, {"type": "text", "text": text}]}]
+    return [*before, {**last, "content": [*blocks(last), {"type": "text", "text": text}]}]
 
 
 def _blank_text(block: Block) -> bool:
