@@ -137,8 +137,7 @@ class ContextWindow:
         """The messages to send next, within the budget; ContextFull if they cannot be.
         `note`, a text that will end the request (the runtime note), counts too."""
         self.turn += 1
-        self._note = estimate_block({"type": "text", "text": note}) if note else 0
-        return self._fit(system, tools, forced=False)
+        return self._fit(system, tools, note, forced=False)
 
     def fit_after_overflow(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
         """After the provider refused `fit`'s messages as too long: stage 2 at once, once a turn."""
@@ -148,8 +147,7 @@ class ContextWindow:
                 "older turns: start again with a smaller --context-budget, or a new session"
             )
         self._refused_turn = self.turn
-        self._note = estimate_block({"type": "text", "text": note}) if note else 0
-        return self._fit(system, tools, forced=True)
+        return self._fit(system, tools, note, forced=True)
 
     def note_usage(self, usage: Usage) -> None:
         """Scale later estimates to the provider's count (ignored if estimated or missing)."""
@@ -164,7 +162,8 @@ class ContextWindow:
         tokens = self._corrected(self._size(system, tools, messages))
         return self._summarise(boundaries[-1], messages, tokens, flush=True)
 
-    def _fit(self, system: str, tools: Tools, *, forced: bool) -> list[Message]:
+    def _fit(self, system: str, tools: Tools, note: str, *, forced: bool) -> list[Message]:
+        self._note = estimate_block({"type": "text", "text": note}) if note else 0
         view, size = self._view(system, tools)
         tokens = self._corrected(size)
         if forced or tokens > self.budget:
