@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from . import compare, exercise, figures, shape, view
+from . import compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
     if command == "figures":
         return figures.main(rest)
     if command == "exercise":
-        return exercise.main(rest)
+        return exercises.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2
 

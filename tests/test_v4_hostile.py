@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -166,10 +167,14 @@ def test_a_read_only_session_folder_gives_one_line_and_keeps_what_was_written(pl
     session.append({"role": "user", "content": "first"})
     session.path.chmod(0o444)
     try:
-        with pytest.raises(SessionError, match="cannot be saved: Permission denied"):
+        with pytest.raises(SessionError) as refused:
             session.append({"role": "assistant", "content": "second"})
     finally:
         session.path.chmod(0o644)
+    said = str(refused.value)
+    assert re.fullmatch(
+        rf"session {session.id} cannot be saved: cannot open '.*\.jsonl': Permission denied", said
+    )
     assert [m["content"] for m in session.messages()] == ["first"]
 
 

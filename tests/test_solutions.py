@@ -1,0 +1,67 @@
+"""Every worked solution, followed as written on `docs/en/solutions.md` in a copy of the
+course, makes its exercise's check say "done"; on the course as shipped, the same check
+says "not done"; and the Chinese page gives the same code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.exercises import EXERCISES
+from tests.solutions import (
+    PAGE,
+    REPO,
+    copy_course,
+    fenced_blocks,
+    follow,
+    read_solutions,
+    run_check,
+)
+
+SOLUTIONS = read_solutions()
+CHECKED = [number for number, exercise in EXERCISES.items() if exercise.check]
+FOLLOWED = ("diff", "jsonl", "sh")
+
+
+def test_every_exercise_has_a_worked_solution_and_no_other() -> None:
+    assert list(SOLUTIONS) == list(EXERCISES)
+
+
+@pytest.mark.parametrize("number", CHECKED)
+def test_a_worked_solution_followed_as_written_is_done(number: str, tmp_path: Path) -> None:
+    solution = SOLUTIONS[number]
+    mine = [c for c in solution.checks if c.split()[4] == number]
+    assert mine, f"solution {number} does not end with `python -m lab exercise {number} …`"
+    course, home = copy_course(tmp_path / "course"), tmp_path / "home"
+    home.mkdir()
+    follow(solution, course, home)
+    for command in mine:
+        done = run_check(command, course, home)
+        said = (command, done.stdout, done.stderr)
+        assert done.returncode == 0 and ": done." in done.stdout, said
+
+
+@pytest.mark.parametrize("number", CHECKED)
+def test_a_check_on_the_course_as_shipped_is_not_done(number: str, tmp_path: Path) -> None:
+    """The same command, on a copy where the solution's code was not applied (its files,
+    the cassettes and recordings, are made as the solution says)."""
+    solution = SOLUTIONS[number]
+    course, home = copy_course(tmp_path / "course"), tmp_path / "home"
+    home.mkdir()
+    untouched = [block for block in solution.blocks if block.kind != "diff"]
+    follow(type(solution)(solution.number, solution.prose, untouched), course, home)
+    if any(block.kind == "diff" for block in solution.blocks):
+        for command in (c for c in solution.checks if c.split()[4] == number):
+            done = run_check(command, course, home)
+            assert done.returncode == 1 and "not done yet" in done.stdout, (command, done.stdout)
+
+
+def followed(page: Path) -> list[tuple[str, str]]:
+    """The followed blocks of a page, in order, whichever language its prose is in."""
+    found = fenced_blocks(page.read_text(encoding="utf-8"))
+    return [(block.info, block.text) for _, _, block in found if block.kind in FOLLOWED]
+
+
+def test_the_chinese_page_gives_the_same_code() -> None:
+    assert followed(REPO / "docs" / "zh" / "solutions.md") == followed(PAGE)
