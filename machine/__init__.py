@@ -13,6 +13,8 @@ from . import jsonl
 from .commands import (
     SECRET_VARIABLES,
     CommandOutcome,
+    Conversation,
+    ConversationEnded,
     cap_output,
     find_bash,
     run,
@@ -54,6 +56,8 @@ __all__ = [
     "SECRET_VARIABLES",
     "USER_ID",
     "CommandOutcome",
+    "Conversation",
+    "ConversationEnded",
     "Lock",
     "LockBusy",
     "Logs",

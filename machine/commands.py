@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import queue
 import re
 import secrets
 import shutil
@@ -242,3 +243,77 @@ def _is_wsl_launcher(path: str) -> bool:
     r"""`C:\Windows\System32\bash.exe` and the Store's alias start WSL, not a bash here."""
     parts = re.split(r"[\\/]", path.lower())
     return "system32" in parts or "windowsapps" in parts
+
+
+# --- a process that answers line by line ----------------------------------------------------
+
+ANSWER_LIMIT = 1_000_000  # bytes of one answer line; a longer one is refused, not read
+
+
+class ConversationEnded(Exception):
+    """The process gave no answer: it exited, or sent a line too long to read; says which."""
+
+
+class Conversation:
+    """A process that answers each line written to its stdin with one line on its stdout.
+
+    It runs in a process group of its own with a marker, as `run`'s commands do, so
+    `close` stops it and all it started.  Each answer has a deadline; stderr is kept
+    (its head and tail) to say why a process ended.  Used by the lab's checkers, which
+    ask code they do not trust for values without running it in their own process.
+    """
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.marker = secrets.token_hex(16)
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**env, MARKER_VARIABLE: self.marker},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **own_group(),
+        )
+        self.errors = Capture(4_000)
+        self.answers: queue.Queue[bytes | ConversationEnded] = queue.Queue()
+        _start(_drain, self.process.stderr, self.errors)
+        _start(_read_answers, self.process.stdout, self.answers)
+
+    def ask(self, line: str, timeout: float) -> str:
+        """Send one line, return the answer line; TimeoutError past `timeout` seconds."""
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(line.encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it has ended: the reader says how
+        try:
+            answer = self.answers.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no answer in {timeout:g} s") from None
+        if isinstance(answer, ConversationEnded):
+            self.answers.put(answer)  # every later question gets the same answer
+            raise answer
+        return answer.decode("utf-8", "replace")
+
+    def said_on_stderr(self) -> str:
+        """The last line the process wrote to stderr, for saying why it ended."""
+        self.process.poll()
+        lines = self.errors.text().strip().splitlines()
+        return lines[-1][:200] if lines else "it wrote nothing to stderr"
+
+    def close(self) -> None:
+        stop_everything(self.process, self.marker)
+
+
+def _read_answers(stream: IO[bytes], answers: queue.Queue) -> None:
+    with stream:
+        while True:
+            line = stream.readline(ANSWER_LIMIT + 1)
+            if not line:
+                answers.put(ConversationEnded("the process ended"))
+                return
+            if not line.endswith(b"\n"):
+                answers.put(ConversationEnded(f"an answer was longer than {ANSWER_LIMIT:,} bytes"))
+                return
+            answers.put(line.rstrip(b"\n"))

@@ -1,8 +1,8 @@
 import random
-import unittest
 
 import original_report
-import report
+
+from lab.tasks.checks import AgentTest
 
 WORDS = ["pen", "ink", "paper", "north", "south", "damaged", "late", "a", "zz", "Ink"]
 
@@ -21,15 +21,15 @@ def rows_for(name, rng):
     return rows
 
 
-class SameBehaviourTest(unittest.TestCase):
+class SameBehaviourTest(AgentTest):
+    setup = "import report"
+
     def test_every_summary_prints_what_it_printed_before(self):
-        rng = random.Random(7)
+        rng = random.Random()  # inputs made fresh at every check
         for name in ("sales_summary", "refund_summary", "stock_summary"):
-            for _ in range(1000):
-                rows = rows_for(name, rng)
-                now, before = getattr(report, name)(rows), getattr(original_report, name)(rows)
+            inputs = [rows_for(name, rng) for _ in range(1000)]
+            outputs = self.value(f"[report.{name}(rows) for rows in {inputs!r}]")
+            self.assertEqual(len(outputs), len(inputs))
+            for rows, now in zip(inputs, outputs, strict=True):
+                before = getattr(original_report, name)(rows)
                 self.assertEqual(now, before, f"{name}({rows!r})")
-
-
-if __name__ == "__main__":
-    unittest.main()

@@ -1,56 +1,61 @@
-import unittest
-
-import textstats
+from lab.tasks.checks import AgentTest
 
 
-class WordsTest(unittest.TestCase):
+class WordsTest(AgentTest):
+    setup = "import textstats"
+
     def test_simple_sentence(self):
-        self.assertEqual(textstats.word_count("The cat sat."), 3)
+        self.assertEqual(self.value("textstats.word_count('The cat sat.')"), 3)
 
     def test_line_breaks_and_double_spaces(self):
-        self.assertEqual(textstats.word_count("one  two\nthree\n"), 3)
+        self.assertEqual(self.value("textstats.word_count('one  two\\nthree\\n')"), 3)
 
     def test_tabs(self):
-        self.assertEqual(textstats.word_count("one\ttwo \t three"), 3)
+        self.assertEqual(self.value("textstats.word_count('one\\ttwo \\t three')"), 3)
 
     def test_empty_text(self):
-        self.assertEqual(textstats.word_count(""), 0)
+        self.assertEqual(self.value("textstats.word_count('')"), 0)
 
     def test_punctuation_and_case(self):
-        self.assertEqual(textstats.words("Hello, WORLD!"), ["hello", "world"])
+        self.assertEqual(self.value("textstats.words('Hello, WORLD!')"), ["hello", "world"])
 
 
-class TopWordsTest(unittest.TestCase):
+class TopWordsTest(AgentTest):
+    setup = "import textstats"
+
     def test_most_frequent_first(self):
-        text = "b a b c b a"
-        self.assertEqual(textstats.top_words(text, 2), ["b", "a"])
+        self.assertEqual(self.value("textstats.top_words('b a b c b a', 2)"), ["b", "a"])
 
     def test_ties_in_alphabetical_order(self):
-        self.assertEqual(textstats.top_words("pear apple fig", 3), ["apple", "fig", "pear"])
+        self.assertEqual(
+            self.value("textstats.top_words('pear apple fig', 3)"), ["apple", "fig", "pear"]
+        )
 
     def test_ties_among_the_most_frequent(self):
-        self.assertEqual(textstats.top_words("z y z y x", 2), ["y", "z"])
+        self.assertEqual(self.value("textstats.top_words('z y z y x', 2)"), ["y", "z"])
 
     def test_default_is_three(self):
-        self.assertEqual(textstats.top_words("d c c b b b a a a a"), ["a", "b", "c"])
+        self.assertEqual(self.value("textstats.top_words('d c c b b b a a a a')"), ["a", "b", "c"])
 
 
-class ReadingTimeTest(unittest.TestCase):
+class ReadingTimeTest(AgentTest):
+    setup = "import textstats"
+
     def test_rounds_up_to_whole_minutes(self):
-        self.assertEqual(textstats.reading_time("word " * 201), 2)
+        self.assertEqual(self.value("textstats.reading_time('word ' * 201)"), 2)
 
     def test_custom_speed(self):
-        self.assertEqual(textstats.reading_time("word " * 100, words_per_minute=100), 1)
+        self.assertEqual(
+            self.value("textstats.reading_time('word ' * 100, words_per_minute=100)"), 1
+        )
 
     def test_custom_speed_rounds_up(self):
-        self.assertEqual(textstats.reading_time("word " * 250, words_per_minute=100), 3)
+        self.assertEqual(
+            self.value("textstats.reading_time('word ' * 250, words_per_minute=100)"), 3
+        )
 
     def test_a_few_words_take_a_minute(self):
-        self.assertEqual(textstats.reading_time("just three words"), 1)
+        self.assertEqual(self.value("textstats.reading_time('just three words')"), 1)
 
     def test_empty_text_takes_no_time(self):
-        self.assertEqual(textstats.reading_time(""), 0)
-
-
-if __name__ == "__main__":
-    unittest.main()
+        self.assertEqual(self.value("textstats.reading_time('')"), 0)
