@@ -17,6 +17,7 @@ checker's verdict, and the messages themselves.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from llm.tokens import estimate_request
 from llm.wrapper import Wrapper
 
 from .chapters import chapter as chapter_of
-from .tasks import Task, check, shown
+from .tasks import Task, check, make_inputs, makes_inputs, shown
 
 
 @dataclass
@@ -144,9 +145,17 @@ class Source(Protocol):
         """The model for one run, and its provenance: scripted, recorded or live."""
         ...
 
+    def seed(self, job: Job) -> int | None:
+        """For a task that makes its inputs fresh, the seed of this run's: None keeps the
+        workspace as it is in the repository, which scripted cassettes were written for."""
+        ...
+
 
 class Scripted:
     """The task's scripted cassette for the job's chapter."""
+
+    def seed(self, job: Job) -> int | None:
+        return None
 
     def open(self, job: Job) -> tuple[Model, str]:
         cassette = job.task.cassette(job.chapter)
@@ -160,6 +169,13 @@ class Replayed:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+
+    def seed(self, job: Job) -> int | None:
+        """The seed the recorded run's inputs were made from, kept beside its cassette."""
+        try:
+            return int(seed_path(cassette_path(self.folder, job)).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def open(self, job: Job) -> tuple[Model, str]:
         return replay(cassette_path(self.folder, job), job.task)
@@ -183,6 +199,11 @@ class Live:
         self.spec = spec
         self.record_to = record_to
 
+    def seed(self, job: Job) -> int | None:
+        """A seed of its own for every live run, known only to this process until the run
+        is checked: no file the agent can reach holds its inputs' answer."""
+        return secrets.randbits(62)
+
     def open(self, job: Job) -> tuple[Model, str]:
         model = load_model(self.spec)
         if self.record_to is None:
@@ -194,6 +215,11 @@ class Live:
 
 def cassette_path(folder: Path, job: Job) -> Path:
     return folder / job.task.name / job.chapter / f"{job.number}.jsonl"
+
+
+def seed_path(cassette: Path) -> Path:
+    """Where a recorded run keeps the seed of its inputs, written once the run has ended."""
+    return cassette.with_suffix(".seed")
 
 
 OnTurn = Callable[[int, int, bool], None]  # turn about to start, tokens so far, estimated?
@@ -352,6 +378,9 @@ def run_job(
     chapter = chapter_of(job.chapter)
     workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
     copy_private(job.task.workspace, workdir)
+    seed = source.seed(job) if makes_inputs(job.task) else None
+    if seed is not None:
+        make_inputs(job.task, workdir, seed)
     limits = limits or Limits()
     opened, provenance = source.open(job)
     model: Model = Windowed(opened, window) if window else opened
@@ -369,18 +398,19 @@ def run_job(
             console=Console(quiet=True),
         )
     finally:
-        if isinstance(opened, RecordingModel):
-            opened.close()
+        if isinstance(opened, RecordingModel) and opened.close() and seed is not None:
+            seed_path(opened.path).write_text(str(seed), encoding="utf-8")
     wall = time.monotonic() - started
     if result.stop == "interrupted":
         if isinstance(opened, RecordingModel) and opened.replies:
             opened.path.unlink()  # a run cut short is not counted, so not kept to replay either
+            seed_path(opened.path).unlink(missing_ok=True)
         solved, verdict, outcome = False, "interrupted before it finished", "interrupted"
     else:
         failure = watched.failure if result.stop == "error" else None
         outcome = outcome_of(failure, False)
         if outcome in CHECKED:
-            checked = check(job.task, workdir, result.answer)
+            checked = check(job.task, workdir, result.answer, seed)
             solved, verdict = checked.solved, checked.detail
             outcome = outcome_of(failure, solved)
         else:  # not checked: what is in the workspace is only what the run got to

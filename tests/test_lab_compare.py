@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import runpy
 import signal
 import subprocess
 import sys
@@ -399,6 +400,32 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
         assert {**before, "wall_s": 0, "provenance": ""} == {**after, "wall_s": 0, "provenance": ""}
 
 
+def test_a_live_run_of_the_long_task_reads_fresh_logs_and_its_replay_the_same(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's answer, written by a live run, does not solve the fresh logs that run
+    was given; replaying the recording gives that run's logs again, and so its verdict."""
+    maker = runpy.run_path(str(REPO / "lab/tasks/long-task/make_logs.py"), run_name="make_logs")
+    demo_answer = "\n".join(maker["generate"]()[1]) + "\n"
+    call = tool_use("toolu_1", "write_file", {"path": "stuck.txt", "content": demo_answer})
+    live_env.reply(anthropic_message(text("Writing the list."), call, stop_reason="tool_use"))
+    live_env.reply(anthropic_message(text("Done.")))
+    runs, live_json = tmp_path / "runs", tmp_path / "live.json"
+    argv = ["--task", "long-task", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    compare.main([*argv, "--record-dir", str(runs), "--json", str(live_json)])
+    capsys.readouterr()
+    live = json.loads(live_json.read_text())["records"][0]
+    assert not live["solved"] and live["verdict"].startswith("stuck.txt misses")
+    seed = int((runs / "long-task/v1_tool_loop/1.seed").read_text())
+    assert live["verdict"].count("A-") >= 1 and str(seed) not in json.dumps(live["messages"])
+
+    replay_json = tmp_path / "replay.json"
+    compare.main(["--replay-dir", str(runs), "--json", str(replay_json)])
+    capsys.readouterr()
+    replayed = json.loads(replay_json.read_text())["records"][0]
+    assert replayed["verdict"] == live["verdict"]
+
+
 def test_live_runs_in_parallel(live_env: FakeProvider, capsys: pytest.CaptureFixture[str]) -> None:
     for _ in range(4):
         live_env.reply(anthropic_message(text("I would rather not.")))
@@ -483,6 +510,9 @@ class CtrlC:
         self.opened += 1
         model, provenance = Scripted().open(job)
         return Pressing(model, self), provenance
+
+    def seed(self, job: Job) -> int | None:
+        return Scripted().seed(job)
 
 
 class Pressing:

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from lab.tasks import Task, TaskError, _problem, check, featured_names, load_task, task_names
+from lab.tasks import (
+    Task,
+    TaskError,
+    _problem,
+    check,
+    featured_names,
+    load_task,
+    make_inputs,
+    task_names,
+)
 from lab.tasks.__main__ import load_checker
 from lab.tasks.checks import Verdict, answer_line, run_hidden_tests
 
@@ -223,7 +232,10 @@ def bring_a_test_module_in_the_package(folder: Path) -> None:
 
 
 def link_the_answer_to_the_checkers_own(folder: Path) -> None:
-    (folder / "stuck.txt").symlink_to(TASKS / "long-task" / "hidden" / "stuck.txt")
+    """stuck.txt a link to a right list kept outside the workspace."""
+    outside = folder.parent / "right.txt"
+    outside.write_text("\n".join(stuck_orders(folder / "logs")) + "\n")
+    (folder / "stuck.txt").symlink_to(outside)
 
 
 def link_a_folder_on_the_way(folder: Path) -> None:
@@ -375,19 +387,53 @@ def stuck_orders(logs: Path) -> list[str]:
     return sorted(order for order, kinds in events.items() if kinds == {"paid"})
 
 
-def test_the_long_task_answer_is_what_the_logs_say() -> None:
-    expected = (TASKS / "long-task" / "hidden" / "stuck.txt").read_text().split()
-    assert stuck_orders(load_task("long-task").workspace / "logs") == expected
+def make_logs() -> dict:
+    return runpy.run_path(str(TASKS / "long-task" / "make_logs.py"), run_name="make_logs")
+
+
+def test_the_long_task_answer_is_what_the_logs_say(tmp_path: Path) -> None:
+    """The generator's answer and a reader's agree, on the demo's logs and on fresh ones."""
+    maker = make_logs()
+    assert stuck_orders(load_task("long-task").workspace / "logs") == maker["generate"]()[1]
+    for seed in (1, 2**61 + 7):
+        stuck = maker["write_logs"](tmp_path / str(seed), seed)
+        assert stuck_orders(tmp_path / str(seed)) == stuck and stuck, seed
 
 
 def test_the_logs_are_what_their_generator_writes() -> None:
-    make_logs = runpy.run_path(str(TASKS / "long-task" / "make_logs.py"), run_name="make_logs")
-    files, stuck = make_logs["generate"]()
+    files, _ = make_logs()["generate"]()
     logs = load_task("long-task").workspace / "logs"
     assert sorted(files) == sorted(path.name for path in logs.glob("*.log"))
     for name, text in files.items():
         assert (logs / name).read_text() == text, name
-    assert stuck == (TASKS / "long-task" / "hidden" / "stuck.txt").read_text().split()
+
+
+def test_no_file_holds_the_long_tasks_answer() -> None:
+    """The answer of the demo's logs is in none of the task's files: the checker works it
+    out, as it does for a live run's fresh logs."""
+    answer = "\n".join(make_logs()["generate"]()[1])
+    task = load_task("long-task")
+    for path in task.folder.rglob("*"):
+        if path.is_file() and path.suffix != ".jsonl":  # the cassettes write it, as a model would
+            assert answer not in path.read_text(encoding="utf-8", errors="replace"), path
+
+
+def test_fresh_logs_have_an_answer_of_their_own(tmp_path: Path) -> None:
+    """A live run's logs come from a seed only the lab knows: the demo's answer, copied
+    into the workspace, does not solve them; their own does, given the seed."""
+    task = load_task("long-task")
+    folder = workspace("long-task", tmp_path)
+    demo = stuck_orders(folder / "logs")
+    make_inputs(task, folder, 424242)
+    fresh = stuck_orders(folder / "logs")
+    assert fresh != demo
+    (folder / "stuck.txt").write_text("\n".join(demo) + "\n")
+    assert not check(task, folder, "", seed=424242).solved
+    (folder / "stuck.txt").write_text("\n".join(fresh) + "\n")
+    assert check(task, folder, "", seed=424242) == Verdict(
+        True, f"stuck.txt lists all {len(fresh)} stuck orders"
+    )
+    assert not check(task, folder, "").solved  # without the seed: the demo's logs
 
 
 def test_each_log_is_a_few_thousand_tokens() -> None:

@@ -4,8 +4,9 @@
         task.json      title, prompt, the chapter whose idea it brings out, turn limit, …
         workspace/     the small project the agent works on (or "workspace" in task.json
                        names a chapter's demo workspace, so demo and task share one copy)
-        check.py       check(workspace, answer) -> Verdict: solved or not, decided for real
-        hidden/        the checker's own tests, out of the agent's reach
+        check.py       check(workspace, answer) -> Verdict: solved or not, decided for real;
+                       optionally make(workspace, seed): fresh inputs for each live run
+        hidden/        the checker's own tests, run in the checker's process
         cassettes/     <chapter>.jsonl: a scripted run of that chapter on this task
 
 `check` runs a task's checker in a child process with a timeout: whatever the agent
@@ -15,11 +16,13 @@ is a Verdict, never an exception.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from machine import run
@@ -144,9 +147,35 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def check(task: Task, workspace: Path, answer: str) -> Verdict:
-    """Run the task's checker on what the agent left; a crash or a hang is "not solved"."""
+def load_module(path: Path) -> ModuleType:
+    """A task's check.py, loaded from its path."""
+    spec = importlib.util.spec_from_file_location(f"check_{path.parent.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def makes_inputs(task: Task) -> bool:
+    """Whether the task makes its inputs fresh for each run: its check.py has `make`."""
+    return callable(getattr(load_module(task.folder / "check.py"), "make", None))
+
+
+def make_inputs(task: Task, workspace: Path, seed: int) -> None:
+    """Write the inputs of `seed` into a run's copy of the workspace (`make` in check.py)."""
+    load_module(task.folder / "check.py").make(workspace, seed)
+
+
+def check(task: Task, workspace: Path, answer: str, seed: int | None = None) -> Verdict:
+    """Run the task's checker on what the agent left; a crash or a hang is "not solved".
+
+    `seed` is what the run's inputs were made from, when the task makes them fresh.
+    """
     command = [sys.executable, "-m", "lab.tasks", str(task.folder / "check.py"), str(workspace)]
+    if seed is not None:
+        command.append("--seed")
+        answer = f"{seed}\n{answer}"
     environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     try:
         done = run(command, REPO, task.check_timeout, env=environment, input=answer, apart=True)

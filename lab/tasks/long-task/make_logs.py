@@ -1,6 +1,6 @@
-"""Write this task's twelve daily logs and the answer the checker expects.
+"""Write this task's twelve daily logs, and work out which orders they leave stuck.
 
-    python lab/tasks/long-task/make_logs.py   # rewrites v4_memory/demo/workspace/logs and hidden/
+    python lab/tasks/long-task/make_logs.py   # rewrites v4_memory/demo/workspace/logs
 
 The logs are an order pipeline's: orders placed, paid, packed, shipped, cancelled,
 told by several services in their own words, among health checks and metrics, with
@@ -9,8 +9,10 @@ end of the last day, neither shipped nor cancelled.  Some orders ship a day or t
 after they were paid, some are paid only after a declined card, some are cancelled
 after payment, and a few get stuck: the answer needs every day read and remembered.
 
-The output is fixed by SEED, so running this again rewrites the same files; the
-test suite checks that it does.
+What is written follows from a seed.  The demo's logs, in the repository, are those
+of SEED, so running this again rewrites the same files (the test suite checks that it
+does), and every scripted cassette reads them.  A live run of the lab gets logs of a
+fresh seed (`make` in check.py), which only the lab knows: their answer is in no file.
 """
 
 from __future__ import annotations
@@ -142,9 +144,9 @@ def noise(day: Day, rng: random.Random) -> None:
             day.log(at + 3000, "mail", f"sent {sent} order confirmations, 0 bounced")
 
 
-def generate() -> tuple[dict[str, str], list[str]]:
+def generate(seed: int = SEED) -> tuple[dict[str, str], list[str]]:
     """The log files by name, and the stuck orders, sorted."""
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     days = [Day(n) for n in range(1, DAYS + 1)]
     number = 1000
     for day in days:
@@ -214,15 +216,18 @@ def follow(fate: str, order: str, at: int, day: Day, days: list[Day], rng: rando
         shipped(day, rng, order, min(at + rng.randint(600, 7200), 20 * 3600))
 
 
-def main() -> int:
-    files, stuck = generate()
-    logs = LOGS
+def write_logs(logs: Path, seed: int = SEED) -> list[str]:
+    """Write the logs of `seed` into the folder `logs`; return the stuck orders."""
+    files, stuck = generate(seed)
     logs.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (logs / name).write_text(text, encoding="utf-8")
-    (HERE / "hidden").mkdir(exist_ok=True)
-    (HERE / "hidden" / "stuck.txt").write_text("\n".join(stuck) + "\n", encoding="utf-8")
-    print(f"wrote {len(files)} logs and {len(stuck)} stuck orders", file=sys.stderr)
+    return stuck
+
+
+def main() -> int:
+    stuck = write_logs(LOGS)
+    print(f"wrote {DAYS} logs, in which {len(stuck)} orders are stuck", file=sys.stderr)
     return 0
 
 
