@@ -43,7 +43,16 @@ from llm.tokens import estimate_request
 from llm.wrapper import Wrapper
 
 from .chapters import chapter as chapter_of
-from .tasks import Task, check, make_inputs, makes_inputs, shown
+from .tasks import (
+    Task,
+    changed_files,
+    check,
+    checker_files,
+    make_inputs,
+    makes_inputs,
+    shown,
+)
+from .tasks.checks import Verdict
 
 
 @dataclass
@@ -360,6 +369,16 @@ def answered_by(model: Model) -> str:
 # --- one run ------------------------------------------------------------------------------
 
 
+def judged(task: Task, workdir: Path, answer: str, seed: int | None, before: dict) -> Verdict:
+    """The checker's verdict, unless the checker's own files changed while the agent
+    worked: the agent's `bash` can reach them, and a checker edited is no judge."""
+    changed = changed_files(task, before)
+    if changed:
+        listed = ", ".join(changed[:3]) + (", …" if len(changed) > 3 else "")
+        return Verdict(False, f"the checker's own files changed during the run: {listed}")
+    return check(task, workdir, answer, seed)
+
+
 def run_job(
     job: Job,
     source: Source,
@@ -378,6 +397,7 @@ def run_job(
     chapter = chapter_of(job.chapter)
     workdir = fresh_folder(f"{job.task.name}-{job.chapter}-", folder)
     copy_private(job.task.workspace, workdir)
+    checker = checker_files(job.task)
     seed = source.seed(job) if makes_inputs(job.task) else None
     if seed is not None:
         make_inputs(job.task, workdir, seed)
@@ -410,7 +430,7 @@ def run_job(
         failure = watched.failure if result.stop == "error" else None
         outcome = outcome_of(failure, False)
         if outcome in CHECKED:
-            checked = check(job.task, workdir, result.answer, seed)
+            checked = judged(job.task, workdir, result.answer, seed, checker)
             solved, verdict = checked.solved, checked.detail
             outcome = outcome_of(failure, solved)
         else:  # not checked: what is in the workspace is only what the run got to

@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import runpy
 import shutil
+import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from lab.runs import Job, Scripted, run_job
 from lab.tasks import (
     Task,
     TaskError,
@@ -28,6 +31,8 @@ from lab.tasks import (
 )
 from lab.tasks.__main__ import load_checker
 from lab.tasks.checks import Verdict, answer_line, run_hidden_tests
+from llm import Model
+from llm.wrapper import Wrapper
 
 TASKS = Path(__file__).resolve().parent.parent / "lab" / "tasks"
 
@@ -563,3 +568,74 @@ def test_no_task_keeps_its_hidden_tests_in_the_workspace() -> None:
         hidden = task.folder / "hidden"
         assert hidden not in [task.workspace, *task.workspace.parents], name
         assert not list(task.workspace.rglob("hidden")), name
+
+
+# --- what the agent's bash can reach around the checker ------------------------------------
+
+
+class EditsTheChecker(Wrapper):
+    """The scripted run, with the hidden tests made to pass anything, as an agent's `bash`
+    could do while it works: the task's folder is the user's to write."""
+
+    def __init__(self, inner: Model, hidden: Path) -> None:
+        super().__init__(inner)
+        self.hidden = hidden
+
+    def before(self, system: str, messages: list, tools: list | None) -> None:
+        self.hidden.write_text(
+            "from lab.tasks.checks import AgentTest\n\n"
+            "class T(AgentTest):\n    def test_nothing(self):\n        pass\n"
+        )
+
+
+class Tampering:
+    def __init__(self, edits: bool) -> None:
+        self.edits = edits
+
+    def seed(self, job: Job) -> int | None:
+        return None
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        model, provenance = Scripted().open(job)
+        hidden = job.task.folder / "hidden" / "test_stats.py"
+        return (EditsTheChecker(model, hidden) if self.edits else model), provenance
+
+
+@pytest.mark.parametrize("edits", [False, True])
+def test_a_checker_edited_during_the_run_is_no_judge(edits: bool, tmp_path: Path) -> None:
+    task = load_task("one-bug")
+    folder = tmp_path / "tasks" / "one-bug"
+    shutil.copytree(task.folder, folder)
+    job = Job("v2_todos", replace(task, folder=folder))
+    record = run_job(job, Tampering(edits), tmp_path)
+    if not edits:
+        assert record.solved, record.verdict
+        return
+    assert not record.solved
+    assert record.verdict == (
+        f"the checker's own files changed during the run: {folder / 'hidden' / 'test_stats.py'}"
+    )
+
+
+def test_no_sitecustomize_or_pth_file_runs_in_the_checkers_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files the agent could leave where Python looks at start-up: on PYTHONPATH, and in
+    the user's own site-packages (HOME is the user's to write), each printing a pass."""
+    fake = (
+        'print(\'{"solved": true, "detail": "all 8 hidden tests pass"}\'); import os; os._exit(0)'
+    )
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(fake + "\n")
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    user_site = tmp_path / "home" / ".local" / "lib" / version / "site-packages"
+    user_site.mkdir(parents=True)
+    (user_site / "usercustomize.py").write_text(fake + "\n")
+    (user_site / "planted.pth").write_text("import os; os._exit(0)\n")
+    monkeypatch.setenv("PYTHONPATH", str(planted))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PYTHONUSERBASE", str(tmp_path / "home" / ".local"))
+    folder = workspace("one-bug", tmp_path)
+    outcome = check(load_task("one-bug"), folder, "All tests pass.")
+    assert not outcome.solved and outcome.detail.startswith("3 of 8 hidden tests fail"), outcome

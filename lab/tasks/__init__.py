@@ -16,10 +16,12 @@ is a Verdict, never an exception.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -167,12 +169,24 @@ def make_inputs(task: Task, workspace: Path, seed: int) -> None:
     load_module(task.folder / "check.py").make(workspace, seed)
 
 
+# How the checker's process starts: without `site` (-S), so no `.pth` file or
+# `sitecustomize` the agent could have left among the installed packages runs in it,
+# and isolated (-I) from PYTHON* variables and the user's own packages; the course and
+# its installed packages are put on the path by hand, as this process found them.
+CHECKER_BOOT = (
+    "import json, sys; sys.path[:0] = json.loads(sys.argv.pop(1)); "
+    "from lab.tasks.__main__ import main; raise SystemExit(main(sys.argv[1:]))"
+)
+
+
 def check(task: Task, workspace: Path, answer: str, seed: int | None = None) -> Verdict:
     """Run the task's checker on what the agent left; a crash or a hang is "not solved".
 
     `seed` is what the run's inputs were made from, when the task makes them fresh.
     """
-    command = [sys.executable, "-m", "lab.tasks", str(task.folder / "check.py"), str(workspace)]
+    paths = [str(REPO), *dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]
+    command = [sys.executable, "-I", "-S", "-c", CHECKER_BOOT, json.dumps(paths)]
+    command += [str(task.folder / "check.py"), str(workspace)]
     if seed is not None:
         command.append("--seed")
         answer = f"{seed}\n{answer}"
@@ -188,3 +202,23 @@ def check(task: Task, workspace: Path, answer: str, seed: int | None = None) -> 
     except (IndexError, ValueError, TypeError):
         last = (done.errors.strip().splitlines() or ["it printed no verdict"])[-1]
         return Verdict(False, f"the checker failed: {last[:200]}")
+
+
+def checker_files(task: Task) -> dict[str, str]:
+    """A digest of every file the task's checker reads (its folder but the cassettes, the
+    modules of `lab/tasks/` and `machine/`), by path: taken before a run and compared
+    after it, so that an agent which edited a checker or its hidden tests is caught."""
+    folder = task.folder
+    paths = [p for p in folder.rglob("*") if "cassettes" not in p.relative_to(folder).parts]
+    paths += [*TASKS.glob("*.py"), *(REPO / "machine").glob("*.py"), REPO / "lab" / "__init__.py"]
+    digests = {}
+    for path in paths:
+        if path.is_file() and "__pycache__" not in path.parts:
+            digests[shown(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
+def changed_files(task: Task, before: dict[str, str]) -> list[str]:
+    """The checker's files added, removed or changed since `before` was taken."""
+    now = checker_files(task)
+    return sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
