@@ -639,3 +639,47 @@ def test_no_sitecustomize_or_pth_file_runs_in_the_checkers_process(
     folder = workspace("one-bug", tmp_path)
     outcome = check(load_task("one-bug"), folder, "All tests pass.")
     assert not outcome.solved and outcome.detail.startswith("3 of 8 hidden tests fail"), outcome
+
+
+def test_odd_answers_of_the_agents_code_fail_their_test_and_no_other(tmp_path: Path) -> None:
+    """An object instead of a value, an answer too long to read, an exit in the middle: each
+    fails the test that asked, with the reason, and the next test gets a fresh process."""
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "odd.py").write_text(
+        "import os\n"
+        "def thing():\n    return object()\n"
+        "def huge():\n    return 'x' * 3_000_000\n"
+        "def leave():\n    os._exit(3)\n"
+        "def fine():\n    return {'a': [1, 2.5, None]}\n"
+    )
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "test_odd.py").write_text(
+        "from lab.tasks.checks import AgentTest\n\n"
+        "class T(AgentTest):\n"
+        "    setup = 'from odd import thing, huge, leave, fine'\n"
+        "    def test_a_thing(self):\n        self.value('thing()')\n"
+        "    def test_b_huge(self):\n        self.value('huge()')\n"
+        "    def test_c_leave(self):\n        self.value('leave()')\n"
+        "    def test_d_fine(self):\n"
+        "        self.assertEqual(self.value('fine()'), {'a': [1, 2.5, None]})\n"
+    )
+    outcome = run_hidden_tests(tmp_path / "ws", hidden, ["odd.py"])
+    assert outcome.detail.startswith(
+        "3 of 4 hidden tests fail: test_a_thing, test_b_huge, test_c_leave"
+    )
+    assert (
+        "`thing()` gave <object object at" in outcome.detail
+        and "not a plain value" in outcome.detail
+    )
+    from lab.tasks.agent_code import AgentCode, AgentCodeFailed
+
+    code = AgentCode(tmp_path / "ws")
+    try:
+        with pytest.raises(AgentCodeFailed, match="longer than 1,000,000 bytes"):
+            code.value("from odd import huge", "huge()")
+        with pytest.raises(AgentCodeFailed, match="the process ended"):
+            code.value("from odd import leave", "leave()")
+        assert code.value("from odd import fine", "fine()") == {"a": [1, 2.5, None]}
+    finally:
+        code.close()
