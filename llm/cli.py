@@ -30,7 +30,7 @@ from .cassette import RecordingModel, ReplayModel, read_cassette
 from .console import Console, Stepping, counted, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult, tool_uses
-from .spec import load_model, read_env_file, redirected_keys
+from .spec import ENV_FILE_SETTINGS, FROM_ENV_FILE, load_model, read_env_file, redirected_keys
 from .text_calls import ToolCallInText
 from .types import Model
 
@@ -192,10 +192,11 @@ def load_env_file() -> str | None:
     """Add the settings of ./.env to the environment, without replacing any already set.
 
     Only the current folder's .env: one in a folder above may belong to someone else,
-    and a base URL it sets decides where your key goes.  A .env that others can read
-    gets a warning: on a shared server, a class key in it is everyone's.  Returns a
-    note that names what was set, never a value (None without a .env); warnings go
-    to stderr.
+    and a base URL it sets decides where your key goes.  Only the course's own settings
+    (ENV_FILE_SETTINGS): any other variable is left out, with a warning.  A .env that
+    others can read gets a warning: on a shared server, a class key in it is everyone's.
+    Returns a note that names what was set, never a value (None without a .env);
+    warnings go to stderr.
     """
     path = Path(".env")
     if not path.is_file():
@@ -217,6 +218,13 @@ def load_env_file() -> str | None:
             "an API key: run `chmod 600 .env`",
             file=sys.stderr,
         )
+    for name in sorted(settings.keys() - ENV_FILE_SETTINGS):
+        print(
+            f"warning: ./.env sets {name}, which is not a setting of the course: left out "
+            "(export it yourself if you mean it)",
+            file=sys.stderr,
+        )
+    settings = {name: value for name, value in settings.items() if name in ENV_FILE_SETTINGS}
     new = {name: value for name, value in settings.items() if name not in os.environ}
     kept = sorted(settings.keys() - new.keys())
     for number in skipped:
@@ -224,6 +232,7 @@ def load_env_file() -> str | None:
     for warning in redirected_keys(new, os.environ):
         print(f"warning: {warning}", file=sys.stderr)
     os.environ.update(new)
+    os.environ[FROM_ENV_FILE] = ",".join(new)  # the agent's commands never get them
     note = f"loaded ./.env: {counted(len(new), 'setting')}"
     if new:
         note += f" ({', '.join(new)})"

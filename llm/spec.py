@@ -46,6 +46,29 @@ KEYS_SENT_TO = {
     "ANTHROPIC_BASE_URL": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
 }
 
+# What a .env may set: the course's own settings, and nothing else.  Any other variable
+# (a proxy or a CA bundle the provider's HTTP client would obey, BASH_ENV or LD_PRELOAD
+# that every command would run) would be chosen by whoever wrote the file, which may be
+# a repository you cloned: it is left out, with a warning that names it.
+ENV_FILE_SETTINGS = frozenset(
+    {
+        "AGENT_MODEL",
+        "AGENT_TIMEOUT",
+        "AGENT_RETRIES",
+        "AGENT_TEXT_TOOL_CALLS",
+        "AGENT_RECORD_SETUP",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "NO_COLOR",
+    }
+)
+# The names a .env added, listed in the environment for `machine`, which gives the
+# agent's commands the environment the learner started with: never what a .env added.
+FROM_ENV_FILE = "AGENT_FROM_ENV_FILE"
+
 SETTING = re.compile(r"(?:export\s+)?(?P<name>[A-Za-z_]\w*)\s*=(?P<value>.*)", re.ASCII)
 QUOTED = re.compile(r"""(?P<quote>["'])(?P<value>.*?)(?P=quote)\s*(?:#.*)?""")
 

@@ -212,14 +212,24 @@ def run_command(command: str, workdir: Path, timeout: float) -> CommandOutcome:
     return outcome
 
 
-def command_environment() -> dict[str, str]:
-    """The agent's environment without SECRET_VARIABLES, and its Python first on PATH.
+# The variables a .env file added, as whoever loaded it lists them (llm's FROM_ENV_FILE).
+FROM_ENV_FILE = "AGENT_FROM_ENV_FILE"
 
+
+def command_environment() -> dict[str, str]:
+    """The environment the learner started with, without SECRET_VARIABLES, its Python
+    first on PATH.
+
+    What a .env file added never reaches a command: the file may come with a cloned
+    repository, and a variable such as BASH_ENV would run its script before every one.
     With the agent's interpreter first, `python` in a command is the Python running
     the agent, virtualenv included, even when it was not activated.
     """
+    added = {FROM_ENV_FILE, *os.environ.get(FROM_ENV_FILE, "").split(",")}
     kept = {
-        name: value for name, value in os.environ.items() if not SECRET_VARIABLES.fullmatch(name)
+        name: value
+        for name, value in os.environ.items()
+        if not SECRET_VARIABLES.fullmatch(name) and name not in added
     }
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     return {**kept, "PATH": path}

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+import machine.commands
 from llm.cassette import read_cassette
-from llm.cli import Chapter, main
+from llm.cli import Chapter, load_env_file, main
+from llm.spec import ENV_FILE_SETTINGS, FROM_ENV_FILE
 from tests.fake_provider import FakeProvider, openai_completion
 from tests.test_cassette import unwritable_folder
 from v1_tool_loop.__main__ import CHAPTER
@@ -495,15 +497,61 @@ def test_dotenv_loading_names_what_it_set_and_never_shows_a_value(tmp_path: Path
     (tmp_path / ".env").write_text(
         "# settings for this project\n"
         f"export AGENT_MODEL='replay:{DEMO_CASSETTE}'\n"
-        'COURSE_SECRET="hunter2"  # a comment\n'
+        'OPENAI_API_KEY="hunter2"  # a comment\n'
         "NOT A SETTING\n"
         "EMPTY=\n"
     )
     done = agent("--demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "loaded ./.env: 2 settings (AGENT_MODEL, COURSE_SECRET)" in done.stdout
+    assert "loaded ./.env: 2 settings (AGENT_MODEL, OPENAI_API_KEY)" in done.stdout
     assert "./.env:4: skipped" in done.stderr
     assert "hunter2" not in done.stdout + done.stderr
+
+
+# Variables that would route the provider's requests, or run a script of the .env's
+# writer inside every command of the agent's, if a .env could set them.
+FOREIGN = {
+    "HTTPS_PROXY": "http://proxy.example:3128",
+    "ALL_PROXY": "socks5://proxy.example:1080",
+    "SSL_CERT_FILE": "./their-ca.pem",
+    "SSL_CERT_DIR": "./certs",
+    "REQUESTS_CA_BUNDLE": "./their-ca.pem",
+    "BASH_ENV": "./planted.sh",
+    "LD_PRELOAD": "./planted.so",
+    "PYTHONSTARTUP": "./planted.py",
+    "GIT_SSH_COMMAND": "sh ./planted.sh",
+    "PROMPT_COMMAND": "sh ./planted.sh",
+}
+
+
+def test_a_dotenv_sets_only_the_courses_settings(here: Path) -> None:
+    """Each other variable is one warning naming the file and the variable, and is left out."""
+    (here / ".env").write_text(
+        "".join(f"{name}={value}\n" for name, value in FOREIGN.items()) + "NO_COLOR=1\n"
+    )
+    for name in FOREIGN:
+        os.environ.pop(name, None)
+    note = load_env_file()
+    assert note == "loaded ./.env: 1 setting (NO_COLOR)"
+    assert not FOREIGN.keys() & os.environ.keys()
+
+
+def test_what_a_dotenv_added_never_reaches_a_command(tmp_path: Path) -> None:
+    """A command runs in the environment the learner started with: not even the course's
+    own settings from a .env reach it, and BASH_ENV, had it been let in, would have run
+    the repository's script before the command."""
+    (tmp_path / "planted.sh").write_text("touch ran-the-planted-script\n")
+    (tmp_path / ".env").write_text("BASH_ENV=./planted.sh\nAGENT_TIMEOUT=45\nNO_COLOR=1\n")
+    cassette = write_rows(tmp_path / "env.jsonl", SCRIPTED, call_bash("env > seen"), say("Done."))
+    done = agent("--model", f"replay:{cassette}", "look around", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning: ./.env sets BASH_ENV, which is not a setting of the course" in done.stderr
+    assert "loaded ./.env: 2 settings (AGENT_TIMEOUT, NO_COLOR)" in done.stdout
+    assert not (tmp_path / "ran-the-planted-script").exists()
+    seen = dict(
+        line.split("=", 1) for line in (tmp_path / "seen").read_text().splitlines() if "=" in line
+    )
+    assert "PATH" in seen and not {"AGENT_TIMEOUT", "NO_COLOR", "BASH_ENV"} & seen.keys()
 
 
 def test_the_environment_wins_over_dotenv(tmp_path: Path) -> None:
@@ -671,3 +719,10 @@ def test_a_dotenv_others_can_read_gets_one_warning_that_says_how_to_fix_it(
         ], oct(readable)
     env_file.chmod(0o600)
     assert "chmod" not in agent("fix it", "--quiet", cwd=tmp_path).stderr
+
+
+def test_the_settings_a_dotenv_may_hold_are_those_dotenv_example_lists() -> None:
+    example = (REPO / ".env.example").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^# ([A-Z_]+)=", example, re.MULTILINE))
+    assert listed == ENV_FILE_SETTINGS
+    assert FROM_ENV_FILE == machine.commands.FROM_ENV_FILE  # the two boundaries agree

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import secrets
 import sys
 import time
@@ -38,7 +37,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from machine import SECRET_VARIABLES, CommandOutcome, Conversation, ConversationEnded, run
+from machine import CommandOutcome, Conversation, ConversationEnded, command_environment, run
 
 ANSWER_TIMEOUT = 10.0  # seconds for one answer of the agent's code
 TOTAL_TIMEOUT = 60.0  # seconds for all the answers of one check
@@ -78,8 +77,9 @@ class AgentCodeFailed(AssertionError):
 
 
 def agent_environment() -> dict[str, str]:
-    """The environment the agent's code runs in: the tools' own, without the API keys."""
-    environment = {k: v for k, v in os.environ.items() if not SECRET_VARIABLES.fullmatch(k)}
+    """The environment the agent's code runs in: the one its tools give it (no API keys,
+    nothing a .env added), without PYTHONPATH."""
+    environment = command_environment()
     environment.pop("PYTHONPATH", None)
     return {**environment, "PYTHONIOENCODING": "utf-8"}
 
