@@ -42,8 +42,16 @@ class Loaded:
 
 
 def encode(record: dict[str, Any]) -> bytes:
-    """One line of UTF-8 JSON, newline included; compact, so large sessions stay small."""
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One line of UTF-8 JSON, newline included; compact, so large sessions stay small.
+
+    A lone surrogate (half an emoji, which a model can send) has no UTF-8: such a record
+    is written with `\\u` escapes, which read back as the same text.
+    """
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
 
 
 def append(

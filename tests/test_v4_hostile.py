@@ -363,3 +363,28 @@ def test_a_huge_memory_is_found_cut_and_says_so(tmp_path: Path) -> None:
     store.add("deploy " + "word " * 2_000_000, "note")
     shown = render_hits(store.search("deploy"))
     assert len(shown.encode()) <= OUTPUT_LIMIT + 200 and "cut" in shown
+
+
+# --- characters a model can send ------------------------------------------------------------
+
+
+def test_half_an_emoji_is_stored_and_a_resumed_session_holds_it(places) -> None:
+    """A lone surrogate in the model's text and in memory_write's arguments: the run goes
+    on, the session and the memory log hold the text, and the next session reads it back."""
+    workdir, _ = places
+    half = "\ud83d"
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "memory_write",
+        "input": {"text": f"likes {half} in replies", "category": "preference"},
+    }
+    replies = [([text(f"Noting {half}."), call], "tool_use"), ([text(f"Done {half}")], "end_turn")]
+    model = ReplayModel(write_cassette(workdir.parent / "c.jsonl", replies))
+    result = run("remember this", model=model, workdir=workdir)
+    assert result.stop == "done", result.error
+    with SessionStore(workdir / SESSIONS_DIR, workdir=workdir).open(result.session_id) as session:
+        said = json.dumps(session.messages(), ensure_ascii=False)
+    assert f"Noting {half}." in said and f"Done {half}" in said
+    found = MemoryStore(workdir / HOME, workdir=workdir).search("likes replies", 1)
+    assert found and half in found[0].text
