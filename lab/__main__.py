@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+from llm.console import fit_streams
+
 from . import compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
 
@@ -54,6 +56,7 @@ def run_benchmarks(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    fit_streams()
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command == "compare":
         return compare.main(rest)

@@ -27,7 +27,7 @@ from typing import Any
 
 from .budget import Budgeted
 from .cassette import RecordingModel, ReplayModel, read_cassette
-from .console import Console, Stepping, counted, shown_path
+from .console import Console, Stepping, counted, fit_streams, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult, tool_uses
 from .spec import ENV_FILE_SETTINGS, FROM_ENV_FILE, load_model, read_env_file, redirected_keys
@@ -132,6 +132,7 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
 
 def main(chapter: Chapter, argv: list[str] | None = None) -> int:
     """Run the chapter's agent as the flags say; returns the process exit code."""
+    fit_streams()
     args = build_parser(chapter).parse_args(argv)
     for name in PATH_FLAGS:
         if getattr(args, name):  # a leading ~ is the user's home, in PowerShell too

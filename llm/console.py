@@ -161,6 +161,53 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
+# --- a console that is not UTF-8 ---------------------------------------------------------
+
+# The course's own characters, and what a console that cannot show them gets instead.
+PLAIN = str.maketrans(
+    {
+        "→": "->", "●": "*", "│": "|", "✗": "x", "─": "-", "≈": "~", "…": "...",
+        "·": "-", "—": "-", "–": "-", "►": ">", "◄": "<", "▶": ">", "▲": "^",
+        "└": "+", "├": "+", "┐": "+", "┘": "+", "≤": "<=", "−": "-", "×": "x",
+        "±": "+-", "√": "v", "’": "'", "：": ":", "；": ";",
+        **{frame: "." for frame in SPINNER_FRAMES},
+    }
+)  # fmt: skip
+
+
+class PlainStream:
+    """A text stream for a console that cannot encode the course's characters (`→`, `●`,
+    `│`): each is written as its plain equivalent, and any other character the stream
+    cannot encode as its escape, so a run never stops on an encoding error."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text.translate(PLAIN))
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding, …
+        return getattr(self.stream, name)
+
+
+def fit_streams() -> None:
+    """Give stdout and stderr plain characters where their encoding cannot show ours.
+
+    Redirected output on Windows is often cp1252, a misconfigured terminal ASCII:
+    printing `→` there would end the run at its first line.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None or isinstance(stream, PlainStream):
+            continue
+        try:
+            "→●│✗─≈…".encode(stream.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+            setattr(sys, name, PlainStream(stream))
+
+
 def _is_terminal(stream: TextIO) -> bool:
     return hasattr(stream, "isatty") and stream.isatty()
 

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from llm import Console
 
@@ -72,3 +78,22 @@ def test_a_lone_surrogate_from_a_model_is_shown_escaped_not_a_crash() -> None:
     Console(out=out, err=io.StringIO()).say("broken \udc80 text")
     out.flush()
     assert raw.getvalue().decode() == "● broken \\udc80 text\n"
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+@pytest.mark.parametrize(
+    "chapter", ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
+)
+def test_every_demo_runs_on_a_console_that_is_not_utf8(
+    chapter: str, encoding: str, tmp_path: Path
+) -> None:
+    """Output redirected on Windows is often cp1252: the course's `→ ● │` fall back to
+    plain characters instead of ending the run at its first line."""
+    environment = {**os.environ, "PYTHONIOENCODING": encoding, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", chapter, "--demo"],
+        cwd=tmp_path, capture_output=True, env=environment, timeout=600,
+    )  # fmt: skip
+    out, err = done.stdout.decode(encoding), done.stderr.decode(encoding)
+    assert done.returncode == 0 and "Traceback" not in err, err[-600:]
+    assert "\n-> " in out and "── done" not in out and "-- done" in out
