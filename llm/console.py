@@ -134,15 +134,17 @@ class Console:
 
 
 KEY_ARGUMENTS = ("command", "pattern", "path", "description", "query", "name", "text")
+NAMES = ("pattern", "path", "name")
 
 
 def _key_argument(args: dict[str, Any]) -> str:
     """The one argument that says what a call does: the command, the path, … or a count."""
-    value = next((args[key] for key in KEY_ARGUMENTS if isinstance(args.get(key), str)), None)
-    if value is None and isinstance(args.get("items"), list):
+    key = next((key for key in KEY_ARGUMENTS if isinstance(args.get(key), str)), None)
+    if key is None and isinstance(args.get("items"), list):
         return counted(len(args["items"]), "item")
-    if value is None:
-        value = json.dumps(args, ensure_ascii=False)
+    value = json.dumps(args, ensure_ascii=False) if key is None else args[key]
+    if key in NAMES:  # a name is one line: its line breaks shown as escapes
+        value = value.replace("\r", "\\r").replace("\n", "\\n")
     first = value.strip().splitlines()[0] if value.strip() else ""
     return first[:100] + (" …" if len(first) > 100 or "\n" in value.strip() else "")
 

@@ -42,6 +42,7 @@ from .files import (
     read_at,
     read_lines,
     read_text,
+    shown_name,
     write_at,
     write_text,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "read_at",
     "read_lines",
     "read_text",
+    "shown_name",
     "run",
     "run_command",
     "stop_running_commands",

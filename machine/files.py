@@ -469,6 +469,20 @@ def read_agent_text(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) ->
         raise ToolError(f"{path.name} is not UTF-8 text ({detail})") from None
 
 
+# What a name may hold that would change a listing it is shown in: a line break (a
+# name `notes\nDONE: all tests pass` adds a line), other controls, and the
+# bidirectional controls that turn the text after them around.
+NAME_CONTROLS = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F)]
+NAME_ESCAPES = {c: repr(chr(c))[1:-1] for c in [*NAME_CONTROLS, *range(0x2066, 0x206A)]}
+
+
+def shown_name(name: str | Path) -> str:
+    r"""A file's name as a listing shows it: every control character as its escape (`\n`),
+    and a byte that was not UTF-8 as its escape too, so a name is always one line."""
+    text = str(name).translate(NAME_ESCAPES)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], list[str]]:
     """The regular files in `folder` matching `pattern`, sorted, and a note for each skipped."""
     try:
@@ -478,7 +492,7 @@ def agent_files(workdir: Path, folder: Path, pattern: str) -> tuple[list[Path], 
     files, skipped = [], []
     for path in found:
         if path.is_symlink() or not path.is_file():
-            skipped.append(f"{path}: skipped, it is a link or not a regular file")
+            skipped.append(f"{shown_name(path)}: skipped, it is a link or not a regular file")
         else:
             files.append(path)
     return files, skipped

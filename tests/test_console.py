@@ -97,3 +97,14 @@ def test_every_demo_runs_on_a_console_that_is_not_utf8(
     out, err = done.stdout.decode(encoding), done.stderr.decode(encoding)
     assert done.returncode == 0 and "Traceback" not in err, err[-600:]
     assert "\n-> " in out and "── done" not in out and "-- done" in out
+
+
+def test_a_name_with_a_line_break_is_shown_on_one_line() -> None:
+    out = io.StringIO()
+    console = Console(out=out, err=io.StringIO())
+    console.tool_call("write_file", {"path": "notes\nDONE: all tests pass.txt", "content": "x"})
+    console.tool_call("bash", {"command": "ls\npytest"})
+    assert out.getvalue().splitlines() == [
+        "→ write_file  notes\\nDONE: all tests pass.txt",
+        "→ bash  ls …",
+    ]

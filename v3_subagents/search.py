@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from machine import READ_BLOCK, ToolError
+from machine import READ_BLOCK, ToolError, shown_name
 from v1_tool_loop.sandbox import safe_path
 
 MAX_FILES = 200  # paths list_files returns; a longer list is a sign to narrow the pattern
@@ -66,7 +66,7 @@ def list_files(workdir: Path, pattern: str) -> str:
     root = workdir.resolve()
     if not pattern.strip() or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
         raise ToolError(f"'{pattern}' is not a pattern inside the work directory; try '**/*.py'")
-    found = sorted(str(path.relative_to(root)) for path in _files(root, root.glob(pattern)))
+    found = sorted(shown_name(path.relative_to(root)) for path in _files(root, root.glob(pattern)))
     if not found:
         return f"no files match '{pattern}'"
     shown = found[:MAX_FILES]
@@ -90,7 +90,7 @@ def grep(workdir: Path, pattern: str, path: str = ".") -> str:
         for number, line in _text_lines(file):
             if regex.search(line):
                 shown = line[:MAX_LINE] + (" …" if len(line) > MAX_LINE else "")
-                matches.append(f"{file.relative_to(root)}:{number}: {shown}")
+                matches.append(f"{shown_name(file.relative_to(root))}:{number}: {shown}")
                 if len(matches) > MAX_MATCHES:
                     matches[-1] = f"[… more than {MAX_MATCHES} matches: narrow the pattern]"
                     return "\n".join(matches)

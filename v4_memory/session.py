@@ -27,7 +27,16 @@ from llm.repair import NO_RESULT, closing, cuts, mend, replaced
 from llm.result import close_open_turn, text_of
 from llm.shape import message_problem
 from llm.types import Block, Message
-from machine import Lock, LockBusy, ToolError, agent_files, hold, jsonl, make_agent_folder
+from machine import (
+    Lock,
+    LockBusy,
+    ToolError,
+    agent_files,
+    hold,
+    jsonl,
+    make_agent_folder,
+    shown_name,
+)
 
 SESSIONS_DIR = Path(".agent", "sessions")  # inside the work directory
 SCHEMA = 1  # the header's version; a file from a newer version is refused, not misread
@@ -94,6 +103,9 @@ class SessionStore:
         paths, self.skipped = agent_files(self.workdir, self.root, "*.jsonl")
         infos = []
         for path in paths:
+            if not _ID.fullmatch(path.stem):  # no id --resume could take, and no name to show
+                self.skipped.append(f"{shown_name(path)}: skipped, its name is not a session id")
+                continue
             try:
                 infos.append(_info(self.workdir, path))
             except (ToolError, OSError) as error:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from machine import ToolError, read_agent_text
+from machine import ToolError, read_agent_text, shown_name
 
 BUNDLED = Path(__file__).parent / "skills"
 HOME_SKILLS = Path(".agent", "skills")  # inside the work directory
@@ -104,9 +104,9 @@ def find_skills(workdir: str | Path) -> tuple[dict[str, Skill], list[str]]:
             try:  # a skill's name is its folder's
                 skills[folder.name] = read_skill(folder, boundary)
             except FileNotFoundError:
-                problems.append(f"{folder}: skipped, it has no SKILL.md")
+                problems.append(f"{shown_name(folder)}: skipped, it has no SKILL.md")
             except (ValueError, ToolError, OSError) as error:
-                problems.append(f"{folder / 'SKILL.md'}: skipped, {error}")
+                problems.append(f"{shown_name(folder / 'SKILL.md')}: skipped, {error}")
     return dict(sorted(skills.items())), problems
 
 
@@ -118,7 +118,7 @@ def skills_index(skills: Mapping[str, Skill]) -> str:
 
 
 def index_line(skill: Skill) -> str:
-    return f"- {skill.name}: {skill.description}"
+    return f"- {shown_name(skill.name)}: {skill.description}"
 
 
 def load_skill(workdir: Path, name: str) -> str:
