@@ -18,8 +18,13 @@ LIMIT = 4_000  # characters shown of one text (a tool's result, the model's repl
 GLIMPSE = 100  # characters of a call's arguments shown on its folded line
 
 
+# The bidirectional controls: U+202E in a tool's output or a file name would turn the
+# rest of the line around on the page, as it would in a terminal; shown as escapes.
+BIDI = {code: f"\\u{code:04x}" for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]}
+
+
 def esc(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(str(text).translate(BIDI), quote=True)
 
 
 def shown(text: str, words: dict[str, str]) -> str:

@@ -249,6 +249,16 @@ def test_a_runs_text_stays_text(tmp_path: Path) -> None:
     assert "alert(1)</script>" not in page
 
 
+def test_bidirectional_controls_are_shown_as_escapes(tmp_path: Path) -> None:
+    """U+202E in a tool's output or a file name turns the rest of its line around; the
+    page shows it as its escape, as the console does."""
+    turned = "invoice\u202efdp.exe and \u2066isolated\u2069"
+    messages = run_of(tool_turn("bash", {"command": "ls"}, turned, "toolu_1"), answer=turned)
+    page = view.render_page(document({**record("v1_tool_loop", messages), "solved": True}))
+    assert not any(chr(code) in page for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+    assert "invoice\\u202efdp.exe and \\u2066isolated\\u2069" in page
+
+
 def test_a_megabyte_of_output_is_cut(tmp_path: Path) -> None:
     output = "x" * MEGABYTE
     messages = run_of(tool_turn("bash", {"command": "yes x"}, output, "toolu_1"))
