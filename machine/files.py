@@ -387,8 +387,73 @@ def _inside(workdir: Path, folder: Path) -> Path:
     return real
 
 
+# Where `os.open` takes a folder's descriptor and refuses links and non-folders, a path is
+# walked one folder at a time from the work directory: each folder opened without
+# following a link, the next one opened inside the one held.  A folder swapped for a link
+# while the walk goes on is refused, or was already held; nothing lands outside.  Where it
+# does not (Windows), the folders are resolved first and checked again after the open.
+DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+WALKS = os.open in os.supports_dir_fd and bool(DIRECTORY and NOFOLLOW)
+
+
+def _parts(workdir: Path, path: Path) -> tuple[Path, list[str]]:
+    """A folder to start from, and the names from it to `path`, which must lie inside."""
+    target = Path(os.path.abspath(path))
+    for root in (Path(os.path.abspath(workdir)), Path(os.path.realpath(workdir))):
+        if target == root or root in target.parents:
+            return root, list(target.relative_to(root).parts)
+    real = agent_path(workdir, target)  # reached through a link from elsewhere: resolve it
+    root = Path(os.path.realpath(workdir))
+    return root, list(real.relative_to(root).parts)
+
+
+def _walk(root: Path, names: list[str], shown: Path, create: bool) -> int:
+    """A descriptor of the folder `root/names…`, each opened inside the one before."""
+    if create:  # the work directory itself is the caller's, given as a path
+        os.makedirs(root, 0o700, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY | DIRECTORY | BINARY)
+    try:
+        for name in names:
+            flags = os.O_RDONLY | DIRECTORY | NOFOLLOW | BINARY
+            try:
+                inner = os.open(name, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                inner = _open_folder(name, flags, fd, shown)
+            except OSError as error:
+                raise _not_a_folder(shown, name, error) from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_folder(name: str, flags: int, fd: int, shown: Path) -> int:
+    try:
+        return os.open(name, flags, dir_fd=fd)
+    except OSError as error:
+        raise _not_a_folder(shown, name, error) from None
+
+
+def _not_a_folder(shown: Path, name: str, error: OSError) -> ToolError:
+    """A folder on the way that could not be opened as one: a link is never followed."""
+    return ToolError(
+        f"'{shown}': '{name}' on the way is a link, which may lead outside the work "
+        "directory and is never followed, or not a folder"
+    )
+
+
 def make_agent_folder(workdir: Path, path: Path) -> Path:
     """Create the folder `path` inside `workdir` (private to this user), never through a link."""
+    if WALKS:
+        root, names = _parts(workdir, path)
+        os.close(_walk(root, names, path, create=True))
+        return root.joinpath(*names)
     folder = _inside(workdir, path)
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise ToolError(f"'{folder}' is not a folder; move it away to let the agent use it")
@@ -406,36 +471,67 @@ def open_agent_file(
     `create` creates the file (and its folders) when missing, readable by this user
     only; `append` opens it for appending, otherwise it is opened for reading and
     writing in place (a lock file) or, with neither, for reading only.
-    FileNotFoundError when it is missing and not to be created.  Where the system has
-    no O_NOFOLLOW, a link is refused by looking first, and the open file must be the
-    one looked at.
+    FileNotFoundError when it is missing and not to be created.  A file with more than
+    one name (a hard link) is refused: its other name may be outside the work directory.
     """
-    if create:
-        make_agent_folder(workdir, path.parent)
-    target = agent_path(workdir, path)
-    before = not_a_link(target)
     flags = BINARY | NOFOLLOW | NONBLOCK  # NONBLOCK: a FIFO planted here cannot hang
     if create or append:
         flags |= os.O_RDWR | (os.O_APPEND if append else 0) | (os.O_CREAT if create else 0)
     else:
         flags |= os.O_RDONLY
-    try:
-        fd = os.open(target, flags, 0o600)
-    except OSError as error:
-        if isinstance(error, FileNotFoundError):
-            raise
-        if os.path.islink(target):
-            raise ToolError(f"'{target}' is a symbolic link, which is never followed") from None
-        raise ToolError(f"cannot open '{target}': {error.strerror or error}") from None
+    fd, target, before = _open(workdir, path, flags, create)
     try:
         opened = os.fstat(fd)
         _refuse_unless_regular(opened.st_mode, str(target))
-        if not NOFOLLOW and before and (opened.st_dev, opened.st_ino) != before:
+        if before and (opened.st_dev, opened.st_ino) != before:
             raise ToolError(f"'{target}' changed while it was being opened; try again")
+        if opened.st_nlink > 1:
+            raise ToolError(
+                f"'{target}' has {opened.st_nlink} names (hard links), and another may be "
+                "outside the work directory: it is left alone"
+            )
     except ToolError:
         os.close(fd)
         raise
     return fd
+
+
+def _open(workdir: Path, path: Path, flags: int, create: bool) -> tuple[int, Path, tuple | None]:
+    """The open descriptor, the path to name in messages, and, where the folders could not
+    be walked, the (device, inode) the open file must have."""
+    if WALKS:
+        root, names = _parts(workdir, path)
+        if not names:
+            raise ToolError(f"'{path}' is the work directory, not a file in it")
+        folder = _walk(root, names[:-1], path, create)
+        try:
+            return os.open(names[-1], flags, 0o600, dir_fd=folder), path, None
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            raise _refused(path, error) from None
+        finally:
+            os.close(folder)
+    if create:
+        make_agent_folder(workdir, path.parent)
+    target = agent_path(workdir, path)
+    before = not_a_link(target)
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileNotFoundError:
+        raise
+    except OSError as error:
+        raise _refused(target, error) from None
+    if agent_path(workdir, path) != target:  # a folder on the way became a link meanwhile
+        os.close(fd)
+        raise ToolError(f"'{target}' changed while it was being opened; try again")
+    return fd, target, before or not_a_link(target)
+
+
+def _refused(target: Path, error: OSError) -> ToolError:
+    if os.path.islink(target):
+        return ToolError(f"'{target}' is a symbolic link, which is never followed")
+    return ToolError(f"cannot open '{target}': {error.strerror or error}")
 
 
 def not_a_link(target: Path) -> tuple[int, int] | None:

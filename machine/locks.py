@@ -24,7 +24,16 @@ import os
 import time
 from pathlib import Path
 
-from .files import BINARY, NOFOLLOW, agent_path, make_agent_folder, not_a_link, read_at, write_at
+from .files import (
+    BINARY,
+    NOFOLLOW,
+    agent_path,
+    make_agent_folder,
+    not_a_link,
+    open_agent_file,
+    read_at,
+    write_at,
+)
 
 try:
     import fcntl
@@ -84,13 +93,16 @@ def hold(path: str | Path, *, wait: bool = False, inside: Path | None = None) ->
     lock planted as a link to ~/.bashrc never truncates it.
     """
     path = Path(path)
-    if inside is not None:
+    if inside is not None and (fcntl is None and msvcrt is None):
         make_agent_folder(inside, path.parent)
         path = agent_path(inside, path)
         not_a_link(path)
     if fcntl is None and msvcrt is None:
         return _hold_by_creating(path, wait)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | BINARY | NOFOLLOW, 0o600)  # never via a link
+    if inside is not None:  # walked from `inside`, folder by folder, never through a link
+        fd = open_agent_file(inside, path, create=True)
+    else:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | BINARY | NOFOLLOW, 0o600)
     try:
         while not _try_kernel_lock(fd):
             if not wait:
