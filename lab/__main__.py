@@ -17,6 +17,7 @@ import importlib.util
 import sys
 
 from llm.console import fit_streams
+from machine import adopt_orphans
 
 from . import compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
@@ -57,6 +58,7 @@ def run_benchmarks(argv: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     fit_streams()
+    adopt_orphans()  # what the agents' commands leave behind, however detached
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command == "compare":
         return compare.main(rest)

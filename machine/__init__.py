@@ -48,6 +48,7 @@ from .files import (
 )
 from .locks import Lock, LockBusy, hold
 from .logs import Logs
+from .processes import adopt_orphans
 
 __all__ = [
     "AGENT_FILE_LIMIT",
@@ -65,6 +66,7 @@ __all__ = [
     "Logs",
     "Page",
     "ToolError",
+    "adopt_orphans",
     "agent_files",
     "agent_path",
     "cap_output",

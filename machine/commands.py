@@ -31,7 +31,14 @@ from typing import IO
 
 from .errors import ToolError
 from .files import OUTPUT_LIMIT
-from .processes import MARKER_VARIABLE, own_group, stop_everything, stop_tree
+from .processes import (
+    ADOPTING,
+    MARKER_VARIABLE,
+    own_group,
+    stop_everything,
+    stop_orphans,
+    stop_tree,
+)
 
 EXIT_GRACE = 0.5  # seconds to keep reading after the command exits, for output in flight
 
@@ -48,6 +55,8 @@ NO_BASH = (
 
 
 RUNNING: set[subprocess.Popen] = set()  # the commands `run` is running now, in any thread
+KEPT: set[subprocess.Popen] = set()  # processes that outlive a command on purpose (Conversation)
+STARTING = threading.Lock()
 
 
 @dataclass
@@ -75,15 +84,17 @@ def run(
     `errors`; `limit` keeps the first and last halves of that many bytes of output.
     """
     marker = secrets.token_hex(16)
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env={**(os.environ if env is None else env), MARKER_VARIABLE: marker},
-        stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if apart else subprocess.STDOUT,
-        **own_group(),
-    )
+    with STARTING:  # started and counted at once: no sweep of orphans sees it uncounted
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**(os.environ if env is None else env), MARKER_VARIABLE: marker},
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if apart else subprocess.STDOUT,
+            **own_group(),
+        )
+        RUNNING.add(process)
     streams = [process.stdout, process.stderr] if apart else [process.stdout]
     captures = [Capture(limit) for _ in streams]
     readers = [
@@ -91,12 +102,14 @@ def run(
     ]
     if input is not None:
         _start(_feed, process.stdin, input.encode())
-    RUNNING.add(process)
     try:
         timed_out = _wait(process, readers, timeout)
     finally:
-        RUNNING.discard(process)
         stop_everything(process, marker)
+        with STARTING:
+            RUNNING.discard(process)
+            if ADOPTING and not RUNNING:  # what escaped group and marker was adopted here
+                stop_orphans(keep={p.pid for p in KEPT})
         for reader in readers:  # the pipe's writers are gone now, so the reads end, unless
             reader.join(EXIT_GRACE)  # one escaped (`env -i`): then its thread is left to it
     output, errors = (capture.text() for capture in [*captures, Capture()][:2])
@@ -275,15 +288,17 @@ class Conversation:
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
         self.marker = secrets.token_hex(16)
-        self.process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env={**env, MARKER_VARIABLE: self.marker},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            **own_group(),
-        )
+        with STARTING:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env={**env, MARKER_VARIABLE: self.marker},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                **own_group(),
+            )
+            KEPT.add(self.process)
         self.errors = Capture(4_000)
         self.answers: queue.Queue[bytes | ConversationEnded] = queue.Queue()
         _start(_drain, self.process.stderr, self.errors)
@@ -314,6 +329,7 @@ class Conversation:
 
     def close(self) -> None:
         stop_everything(self.process, self.marker)
+        KEPT.discard(self.process)
 
 
 def _read_answers(stream: IO[bytes], answers: queue.Queue) -> None:

@@ -120,3 +120,65 @@ def _marked_in_proc(proc: Path, entry: bytes) -> list[int]:
             except OSError:  # gone already, or another user's
                 continue
     return found
+
+
+# --- what leaves both the group and the marker ---------------------------------------------
+#
+# `setsid env -i sleep 600 &` starts a session of its own and drops the environment, so
+# neither means above finds it.  On Linux a process can ask to become the parent of every
+# orphan among its descendants (PR_SET_CHILD_SUBREAPER): nothing a command starts can
+# then leave its lineage, and whatever is left as its child once no command is running
+# was left behind by one.  Elsewhere there is no such call, and such a process lives on.
+
+PR_SET_CHILD_SUBREAPER = 36
+ADOPTING: list[bool] = []  # [True] once this process adopts the orphans of its commands
+
+
+def adopt_orphans() -> bool:
+    """Become the parent of every process this process's commands leave behind, where the
+    system allows it (Linux); True if it does.  A program's entry point asks for it: a
+    library that ran commands in someone else's process must not take its children."""
+    if ADOPTING:
+        return True
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        adopted = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc with prctl: not Linux
+        adopted = False
+    if adopted:
+        ADOPTING.append(True)
+    return adopted
+
+
+def stop_orphans(keep: set[int]) -> None:
+    """Kill and reap every child of this process but `keep`: with `adopt_orphans`, what a
+    command left behind, however it detached.  Their own children come next, adopted in
+    turn, until none is left."""
+    for _ in range(STOP_ROUNDS):
+        orphans = [pid for pid in children_of(os.getpid()) if pid not in keep]
+        if not orphans:
+            return
+        for pid in orphans:
+            kill(pid)
+        for pid in orphans:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def children_of(parent: int) -> list[int]:
+    """The PIDs whose parent is `parent`, from /proc (where orphans can be adopted at all)."""
+    found = []
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(PROC):
+            if not name.isdigit():
+                continue
+            try:
+                stat = (PROC / name / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[-1].split()  # after "pid (command name)"
+            if len(fields) > 1 and fields[1] == str(parent):
+                found.append(int(name))
+    return found

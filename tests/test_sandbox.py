@@ -14,6 +14,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 import tracemalloc
@@ -484,3 +486,34 @@ def test_bash_runs_nothing_for_a_command_with_a_nul_byte(workdir: Path) -> None:
     result = call(workdir, "bash", command="touch made\0; echo")
     assert result.is_error and "NUL byte" in result.content
     assert not (workdir / "made").exists()
+
+
+DETACH = "setsid env -i sh -c 'echo $$ > pid; exec sleep 600' & sleep 0.3; echo started"
+ASK = "sleep 0.5; if kill -0 $(cat pid) 2>/dev/null; then echo ALIVE; else echo GONE; fi"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="orphans are adopted on Linux")
+def test_a_process_that_drops_its_group_and_its_marker_is_stopped_too(tmp_path: Path) -> None:
+    """`setsid env -i` leaves both the process group and the marker: the chapter's process
+    adopts it as an orphan and stops it when the command returns."""
+    rows = [
+        {"format": "cassette/1", "provenance": "scripted", "task": "t"},
+        *(
+            {"reply": {"content": [block], "stop_reason": "tool_use"}}
+            for block in (
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": DETACH}},
+                {"type": "tool_use", "id": "t2", "name": "bash", "input": {"command": ASK}},
+            )
+        ),
+        {"reply": {"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}},
+    ]
+    cassette = tmp_path / "detach.jsonl"
+    cassette.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = subprocess.run(
+        [sys.executable, "-m", "v1_tool_loop", "--model", f"replay:{cassette}", "t"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert "│ started" in done.stdout and "│ GONE" in done.stdout, done.stdout
+    pid = int((tmp_path / "pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import v1_tool_loop
 from llm.cli import Chapter, main
+from machine import adopt_orphans
 
 from .agent import run
 
@@ -21,4 +22,5 @@ CHAPTER = Chapter(
 )
 
 if __name__ == "__main__":
+    adopt_orphans()  # what a command leaves behind, however detached, stays ours to stop
     raise SystemExit(main(CHAPTER))

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from llm.cli import Chapter, main
+from machine import adopt_orphans
 
 from .agent import run
 from .todos import latest_plan, render
@@ -19,4 +20,5 @@ CHAPTER = Chapter(
 )
 
 if __name__ == "__main__":
+    adopt_orphans()  # what a command leaves behind, however detached, stays ours to stop
     raise SystemExit(main(CHAPTER))

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from llm.cli import Chapter, main
+from machine import adopt_orphans
 from v2_todos.todos import latest_plan, render
 
 from .agent import run
@@ -19,4 +20,5 @@ CHAPTER = Chapter(
 )
 
 if __name__ == "__main__":
+    adopt_orphans()  # what a command leaves behind, however detached, stays ours to stop
     raise SystemExit(main(CHAPTER))

@@ -15,6 +15,7 @@ from typing import Any
 from llm import Console, Model, ModelError, default_budget
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted
+from machine import adopt_orphans
 from v2_todos.todos import latest_plan, render
 
 from .agent import TOOLS, layers, run, runtime_now
@@ -151,4 +152,5 @@ CHAPTER = Chapter(
 )
 
 if __name__ == "__main__":
+    adopt_orphans()  # what a command leaves behind, however detached, stays ours to stop
     raise SystemExit(main(CHAPTER))
