@@ -71,7 +71,11 @@ def turns_of(
     messages: list[dict[str, Any]], context: list[int], details: dict[str, Any], done: bool
 ) -> list[Turn]:
     """A run's turns, read from its messages; `details` adds what the chapter recorded."""
-    children = {child.get("call_id"): child for child in listed(details, "children")}
+    children = {
+        child["call_id"]: child
+        for child in listed(details, "children")
+        if isinstance(child.get("call_id"), str)  # an id is text; anything else matches nothing
+    }
     turns: list[Turn] = []
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") != "assistant":
@@ -138,8 +142,8 @@ def read_blocks(
     """Chapter 1 on: text and tool_use blocks, answered by tool_result blocks."""
     results = {}
     for block in blocks(answered_by):
-        if block.get("type") == "tool_result":
-            results[block.get("tool_use_id")] = block
+        if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+            results[block["tool_use_id"]] = block
         elif block.get("type") == "text":  # a reminder, or another note the loop added
             turn.after.append(Event("note", str(block.get("text", ""))))
     texts = []
@@ -147,14 +151,15 @@ def read_blocks(
         if block.get("type") == "text":
             texts.append(str(block.get("text", "")))
         elif block.get("type") == "tool_use":
-            result = results.get(block.get("id"))
+            call_id = block.get("id")
+            result = results.get(call_id) if isinstance(call_id, str) else None
             turn.calls.append(
                 Call(
                     name=str(block.get("name", "")),
                     arguments=arguments_text(block.get("input")),
                     result=None if result is None else result_text(result.get("content")),
                     is_error=bool(result and result.get("is_error")),
-                    child=children.get(block.get("id")),
+                    child=children.get(call_id) if isinstance(call_id, str) else None,
                 )
             )
     turn.text = "\n\n".join(texts)

@@ -402,6 +402,8 @@ def copy_demo(chapter: Chapter, target: Path) -> Path:
     A folder of the learner's own choosing, so two learners on one server never share
     one, and private, so neither can read the other's work.
     """
+    if target.is_symlink():  # its folder may be shared: it must not become ours
+        raise UsageError(f"--copy-demo {target} is a link: name a new or empty folder of yours")
     if target.exists() and not target.is_dir():
         raise UsageError(f"--copy-demo {target} is a file: name a new or empty folder")
     if target.is_dir() and any(target.iterdir()):

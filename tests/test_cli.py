@@ -726,3 +726,15 @@ def test_the_settings_a_dotenv_may_hold_are_those_dotenv_example_lists() -> None
     listed = set(re.findall(r"^# ([A-Z_]+)=", example, re.MULTILINE))
     assert listed == ENV_FILE_SETTINGS
     assert FROM_ENV_FILE == machine.commands.FROM_ENV_FILE  # the two boundaries agree
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_copy_demo_refuses_a_link_whose_folder_it_would_make_private(tmp_path: Path) -> None:
+    """A link to a shared folder (a 1777 /tmp, say) would turn that folder into 0700."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o1777)
+    (tmp_path / "link").symlink_to(shared, target_is_directory=True)
+    done = agent("--copy-demo", str(tmp_path / "link"), cwd=tmp_path)
+    assert done.returncode == 2 and "is a link" in done.stderr and done.stderr.count("\n") == 1
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and not any(shared.iterdir())

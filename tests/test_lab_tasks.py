@@ -683,3 +683,9 @@ def test_odd_answers_of_the_agents_code_fail_their_test_and_no_other(tmp_path: P
         assert code.value("from odd import fine", "fine()") == {"a": [1, 2.5, None]}
     finally:
         code.close()
+
+
+@pytest.mark.parametrize("name", ["../one-bug", "one-bug/../add-flag", "/etc", "x" * 5000, ""])
+def test_a_task_name_is_a_name_never_a_path(name: str) -> None:
+    with pytest.raises(TaskError, match="^no task '.*'; the tasks are add-flag"):
+        load_task(name)

@@ -409,3 +409,29 @@ def test_the_verdict_lines_keep_the_run_number() -> None:
     verdicts = page.split('<ul class="verdicts">')[1].split("</ul>")[0]
     assert "v1_tool_loop · run 1: not solved: <code>v1</code>" in verdicts
     assert "v1_tool_loop · run 2: not solved: <code>v2</code>" in verdicts
+
+
+def test_ids_of_any_shape_and_task_names_that_are_paths_make_a_page(tmp_path: Path) -> None:
+    """A records file from anywhere: ids that are lists or objects match nothing, and a task
+    name is a name: `../../x/evil` never reads a task.json outside lab/tasks."""
+    planted = tmp_path / "x" / "evil"
+    planted.mkdir(parents=True)
+    (planted / "task.json").write_text('{"title": "PLANTED TITLE"}')
+    messages = run_of(tool_turn("bash", {"command": "ls"}, "out", "toolu_1"), answer="ok")
+    for message in messages:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block["type"] == "tool_result":
+                block["tool_use_id"] = ["toolu_1"]
+            if block["type"] == "tool_use":
+                block["id"] = {"id": "toolu_1"}
+    children = {"children": [{"call_id": ["toolu_1"]}, {"call_id": {"a": 1}}]}
+    up = "../" * len(Path(view.__file__).resolve().parents)
+    for task in [f"{up}{planted.relative_to(planted.anchor)}", "t" * 5000]:
+        one = {
+            **record("v1_tool_loop", messages),
+            "solved": True,
+            "task": task,
+            "details": children,
+        }
+        page = view.render_page(document(one))
+        assert "PLANTED TITLE" not in page and "<h2>" in page

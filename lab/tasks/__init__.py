@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "cassettes": dict,
     "check_timeout": (int, float),
 }
+
+
+TASK_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")  # a folder of lab/tasks, by name
 
 
 class TaskError(ValueError):
@@ -85,11 +89,12 @@ def featured_names() -> list[str]:
 
 
 def load_task(name: str) -> Task:
-    """Read and check `lab/tasks/<name>/task.json`."""
+    """Read and check `lab/tasks/<name>/task.json`; a name is a name, never a path."""
     folder = TASKS / name
     path = folder / "task.json"
-    if not path.is_file():
+    if not TASK_NAME.fullmatch(name) or not path.is_file():
         names = sorted(p.parent.name for p in TASKS.glob("*/task.json"))
+        name = repr(name[:60])[1:-1]
         raise TaskError(f"no task '{name}'; the tasks are {', '.join(names)}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
