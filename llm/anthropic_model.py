@@ -28,7 +28,7 @@ from .provider_http import (
     timed_out,
     usage_from,
 )
-from .types import STOP_REASONS, Block, Message, Reply
+from .types import STOP_REASONS, Block, Message, Reply, unique_call_ids
 
 
 class AnthropicModel:
@@ -83,14 +83,19 @@ class AnthropicModel:
         except self._sdk.APIError as exc:
             raise self._translate(exc) from None
         body = json_object(response.http_response, "ANTHROPIC_BASE_URL", "without /v1")
-        return self._reply(body)
+        return self._reply(body, messages)
 
-    def _reply(self, body: dict[str, Any]) -> Reply:
-        """A Messages API answer as a Reply, or a ModelError that says what is wrong with it."""
+    def _reply(self, body: dict[str, Any], history: list[Message]) -> Reply:
+        """A Messages API answer as a Reply, or a ModelError that says what is wrong with it.
+
+        A compatible server may send an id the conversation already has (the same one in
+        every reply): such a call gets a free one (`unique_call_ids`), as with OpenAI.
+        """
         content = body.get("content")
         if not isinstance(content, list):
             raise self._malformed("without a list of content blocks")
-        blocks = [block for block in map(self._block, content) if block is not None]
+        found = [block for block in map(self._block, content) if block is not None]
+        blocks = unique_call_ids(found, history)
         return Reply(
             content=blocks,
             stop_reason=_stop_reason(body.get("stop_reason"), blocks),

@@ -1171,3 +1171,33 @@ def test_openai_call_ids_are_unique_in_a_conversation_whatever_the_server_sends(
     assert [item["content"] for item in result.plan] == ["Look"]
     sent = fake_provider.requests[-1].body["messages"]
     assert len({call["id"] for m in sent for call in m.get("tool_calls") or []}) == 4
+
+
+def test_anthropic_call_ids_are_unique_so_each_child_replays_its_own(
+    fake_provider: FakeProvider, anthropic_model: AnthropicModel, tmp_path: Path
+) -> None:
+    """An Anthropic-compatible server that sends the same id in every reply: the second call
+    gets an id of its own at the boundary, so the recording keeps each child's section
+    apart and its replay hands each child its own reply."""
+    from v3_subagents.agent import run as chapter3
+
+    ask = {"description": "look", "agent_type": "explore", "prompt": "Report what you see."}
+    for report in ("first report", "second report"):
+        fake_provider.reply(
+            anthropic_message(tool_use("toolu_1", "task", ask), stop_reason="tool_use")
+        )
+        fake_provider.reply(anthropic_message(text(report)))
+    fake_provider.reply(anthropic_message(text("Done.")))
+    recording = tmp_path / "children.jsonl"
+    (tmp_path / "live").mkdir()
+    (tmp_path / "replay").mkdir()
+    with RecordingModel(anthropic_model, recording, chapter="v3_subagents", task="look") as model:
+        live = chapter3("look", model=model, workdir=tmp_path / "live")
+    replayed = chapter3("look", model=ReplayModel(recording), workdir=tmp_path / "replay")
+    for result in (live, replayed):
+        assert result.stop == "done", result.error
+        assert [child.result.answer for child in result.children] == [
+            "first report",
+            "second report",
+        ]
+        assert len({child.call_id for child in result.children}) == 2
