@@ -470,3 +470,32 @@ def test_a_file_hard_linked_to_one_outside_is_never_appended_to(places) -> None:
     with pytest.raises(ToolError, match="has 2 names \\(hard links\\)"):
         open_agent_file(workdir, sessions / "20250101-000000-abcdef.jsonl", append=True)
     assert (outside / ".bashrc").read_text() == "export PATH=$HOME/bin:$PATH\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="sets a file-size limit in the child")
+def test_a_disk_that_fills_during_a_run_ends_it_with_one_line_and_the_session_reopens(
+    places,
+) -> None:
+    """A file-size limit makes a session write fail as a full disk does, even for root."""
+    import resource
+    import signal
+
+    workdir, _ = places
+    big = {"command": "head -c 300000 /dev/zero | tr '\\0' x"}
+    replies = [([{"type": "tool_use", "id": "t1", "name": "bash", "input": big}], "tool_use"), DONE]
+    cassette = write_cassette(workdir.parent / "full.jsonl", replies)
+
+    def full_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "v4_memory", "--model", f"replay:{cassette}", "--workdir",
+         str(workdir), "look"],
+        capture_output=True, text=True, timeout=600, preexec_fn=full_disk,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert re.fullmatch(r"error: session \S+ cannot be saved: File too large\n", done.stderr)
+    again = chapter4("--workdir", str(workdir), "--continue", "--model", f"replay:{cassette}",
+                     cwd=workdir, stdin="/exit\n")  # fmt: skip
+    assert again.returncode == 0 and "resumed session" in again.stdout, again.stderr

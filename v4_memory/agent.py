@@ -39,7 +39,7 @@ from v3_subagents.subagents import TASK_TOOL, Children
 from .context import ContextWindow, SessionRunResult
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
 from .prompt import Layer, assemble, build_layers, runtime_now, with_runtime
-from .session import SESSIONS_DIR, Session, SessionStore
+from .session import SESSIONS_DIR, Session, SessionError, SessionStore
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
 
 RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
@@ -178,6 +178,8 @@ def run(
         stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
         stop, why, failure = error.stop, f"model error: {error}", str(error)  # ContextFull too
+    except SessionError as error:  # a full disk, say: nothing more can be written, or closed
+        stop, why, failure = "error", "", str(error)
 
     if why:  # the one way out: a turn cut short gets its finished results, and why
         session.close_turn(results, why)
