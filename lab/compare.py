@@ -29,11 +29,13 @@ import io
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from llm.cassette import read_cassette
 from llm.cli import fresh_folder, load_env_file
@@ -369,8 +371,10 @@ def main(argv: list[str] | None = None) -> int:
         interrupted=comparison.interrupted,
     )
     if args.json:
-        report.write_json(args.json, document)
-        print(f"wrote {len(comparison.records)} records to {args.json}", file=sys.stderr)
+        written = keep_records(args.json, document)
+        print(f"wrote {len(comparison.records)} records to {written}", file=sys.stderr)
+        if written != args.json:
+            return 2
     if args.html:
         try:
             view.write_page(args.html, document, lang=args.lang)
@@ -404,14 +408,36 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
 
 
 def check_writable(path: Path) -> None:
-    """Refuse an output path that no run could make writable: a folder, no folder, read-only."""
+    """Refuse an output path that no run could make writable: a folder, no folder, or one
+    where a file cannot be made (read-only, `/proc`), found by making it, not by asking."""
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder; give a file name")
     if not folder.is_dir():
         raise UsageError(f"cannot write {path}: there is no folder {folder}")
-    if not os.access(path if path.exists() else folder, os.W_OK):
-        raise UsageError(f"cannot write {path}: permission denied")
+    existed = path.exists()
+    try:
+        with open(path, "a", encoding="utf-8"):  # appends nothing: an old file is kept as it is
+            pass
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+    if not existed:
+        path.unlink()
+
+
+def keep_records(path: Path, document: dict[str, Any]) -> Path:
+    """Write the records to `path`, or, if that fails after all the runs, to a private file
+    in the temporary folder: where they went, said on stderr, never a traceback that loses
+    them."""
+    try:
+        report.write_json(path, document)
+        return path
+    except OSError as error:
+        fd, name = tempfile.mkstemp(prefix="lab-records-", suffix=".json")
+        os.close(fd)
+        report.write_json(Path(name), document)
+        print(f"error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        return Path(name)
 
 
 SHOWN_COMMANDS = 8  # commands listed before a replay; the rest are counted

@@ -787,3 +787,24 @@ def test_a_replay_dir_says_its_commands_run_for_real_and_shows_them(
     warning = err[: err.index("v1_tool_loop · one-bug")]  # before the first run
     assert "the tools run for real, on this machine" in warning
     assert "  $ python -m unittest" in warning and "  $ ls" in warning
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_a_records_file_that_cannot_be_made_stops_the_comparison_before_it_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """/proc takes no new file, even from root, who may write anywhere else."""
+    assert compare.main(["--task", "one-bug", "--json", "/proc/records.json"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: cannot write /proc/records.json: ") and error.count("\n") == 1
+
+
+def test_records_that_cannot_be_written_at_the_end_are_kept_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = {"format": "lab-records/1", "records": [{"chapter": "v1_tool_loop"}]}
+    gone = tmp_path / "removed meanwhile" / "records.json"
+    kept = compare.keep_records(gone, document)
+    assert kept != gone and json.loads(kept.read_text()) == document
+    assert f"error: cannot write {gone}: No such file or directory" in capsys.readouterr().err
+    kept.unlink()
