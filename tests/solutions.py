@@ -29,7 +29,7 @@ PAGE = REPO / "docs" / "en" / "solutions.md"
 # What a copy of the course holds: what the exercises change and what their checks run.
 COPIED = ["llm", "machine", "lab", "tests", "v0_react_text", "v1_tool_loop", "v2_todos"]
 COPIED += ["v3_subagents", "v4_memory", "docs", "notebooks", "pyproject.toml", "README.md"]
-COPIED += ["README.zh.md"]
+COPIED += ["README.zh.md", "LICENSE", "CITATION.cff", ".env.example", ".ci"]
 FENCE = re.compile(r"^ {0,3}```(.*)$")
 
 
