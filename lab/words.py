@@ -75,6 +75,33 @@ ZH = {
     "query": "查询",
     "term": "词项",
     "score": "得分",
+    "searcher": "检索方式",
+    "given": "给它的输入",
+    "BM25 index": "BM25 索引（本章的记忆库）",
+    "naive TF-IDF": "朴素 TF-IDF",
+    "the store's terms": "记忆库的词项",
+    "the same terms": "同样的词项",
+    "the same terms, no index: all scored again at each search": (
+        "同样的词项，没有索引：每次检索都全部重新打分"
+    ),
+    "the raw text, as trigrams: another input, a second row": (
+        "原文，按 trigram 切分：另一种输入，作为第二行"
+    ),
+    "recall@1 en · zh": "recall@1 英 · 中",
+    "recall@3 en · zh": "recall@3 英 · 中",
+    "search, {} memories": "检索，{} 条记忆",
+    "with {} memories": "{} 条记忆时",
+    "open, up to the first search": "打开，直到第一次检索",
+    "held in memory": "占用的内存",
+    "{} the index, {} with the records": "索引 {}，连同记录 {}",
+    "{}: texts, terms and index": "{}：文本、词项和索引",
+    "more without interned terms": "词项不驻留时多占",
+    "Measured at {} memories; the memory scaled to {}.": (
+        "在 {} 条记忆时测量，内存按比例换算到 {} 条。"
+    ),
+    "memories": "记忆条数",
+    "set-up, the store kept": "准备时间，留着记忆库",
+    "set-up, a fresh store": "准备时间，新打开记忆库",
     "plan blocks in it (tokens)": "其中计划的块（token）",
     "after the first reply (tokens)": "第一条回复之后（token）",
     "after the latest plan (tokens)": "最新计划之后（token）",

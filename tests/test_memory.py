@@ -7,8 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -447,40 +445,6 @@ def test_hits_render_one_line_each(tmp_path: Path) -> None:
         "Run the whole suite with `make test`."
     )
     assert render_hits([]) == "no memory matches"
-
-
-# --- The benchmark -----------------------------------------------------------------------
-
-
-def test_the_memory_benchmark_prints_its_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_memory", "--quick"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert re.search(r"add\s+1,000 memories: .* ms per memory", out), out
-    assert re.search(r"search over 1,000 \(median ms, en / zh\): BM25 index [\d.]+ / [\d.]+", out)
-    methods = ["BM25 index", "naive TF-IDF"]
-    if "FTS5 trigram: yes" in out:
-        methods.append("SQLite FTS5")
-    for method in methods:
-        assert re.search(rf"{method}\s+en recall@1 [\d.]+ @3 [\d.]+\s+zh recall@1", out), out
-
-
-def test_the_worked_example_prints_scores_that_match_the_store() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_memory", "--example"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    assert re.findall(r"total: (\w) ", done.stdout) == ["A", "B"]  # pytest memory, coffee memory
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")

@@ -13,6 +13,7 @@ The package imports the lab and the chapters to measure them; nothing imports it
     chapter3.py         the children, and the context they spare the parent
     chapter4.py         a session across three processes, and what the window sent
     chapter4_prompt.py  the prompt's layers, the prefix cache, skills, recall's scores
+    chapter4_memory.py  the memory against SQLite FTS5, as the benchmark recorded it
 """
 
 from .chapter2 import plan_tokens

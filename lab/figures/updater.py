@@ -32,7 +32,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import chapter1, chapter2, chapter3, chapter4, chapter4_prompt, every_chapter
+from . import (
+    chapter1,
+    chapter2,
+    chapter3,
+    chapter4,
+    chapter4_memory,
+    chapter4_prompt,
+    every_chapter,
+)
 from .markdown import BLOCK, DOCS, REPO, STAMP
 
 FIGURES: dict[str, Callable[..., str]] = {
@@ -55,6 +63,9 @@ FIGURES: dict[str, Callable[..., str]] = {
     "prefix-cache": chapter4_prompt.prefix_cache,
     "skill-costs": chapter4_prompt.skill_costs,
     "bm25-example": chapter4_prompt.bm25_example,
+    "memory-search": chapter4_memory.memory_search,
+    "memory-costs": chapter4_memory.memory_costs,
+    "memory-setup": chapter4_memory.memory_setup,
     "demo-output-masked": chapter4.demo_output_masked,
     "session-file": chapter4.session_file,
 }
