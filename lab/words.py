@@ -94,7 +94,7 @@ ZH = {
     "open, up to the first search": "打开，直到第一次检索",
     "held in memory": "占用的内存",
     "{} the index, {} with the records": "索引 {}，连同记录 {}",
-    "{}: texts, terms and index": "{}：文本、词项和索引",
+    "{}: the whole database, texts, terms and index": "{}：整个数据库，文本、词项和索引",
     "more without interned terms": "词项不驻留时多占",
     "Measured at {} memories; the memory scaled to {}.": (
         "在 {} 条记忆时测量，内存按比例换算到 {} 条。"

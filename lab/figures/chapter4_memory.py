@@ -45,7 +45,8 @@ def megabytes(value: float) -> str:
 def measured_by(figures: dict[str, Any], lang: str) -> str:
     """The line under a table: the command, the machine, the day."""
     run = figures["measured on"]
-    where = f"{run['system']}, Python {run['python']}, SQLite {run['sqlite']}"
+    parts = [run["system"], f"Python {run['python']}", f"SQLite {run['sqlite']}"]
+    where = ("、" if lang == "zh" else ", ").join(parts)
     command = f"`python -m lab.bench_memory --json {RECORDED.relative_to(RECORDED.parents[2])}`"
     if lang == "zh":
         said = f"由 {command} 在 {where} 上测得（{run['date']}）："
@@ -110,7 +111,9 @@ def memory_costs(lang: str = "en", source: Path = RECORDED) -> str:
     if peer:
         rows[0].append(seconds(peer["open s"]))
         rows[1].append(
-            word("{}: texts, terms and index", lang).format(megabytes(peer["held bytes"]))
+            word("{}: the whole database, texts, terms and index", lang).format(
+                megabytes(peer["held bytes"])
+            )
         )
         rows[2].append("—")
     parts = [table(headers, rows)]
