@@ -1,13 +1,15 @@
 """The checks of chapter 4's exercises: the prompt's layers, repairs and memory search.
 
-The prompt check runs the chapter on a copy of its demo workspace holding a USER.md
-made for the check, and reads the system prompt the model was sent; the repair check
-writes sessions made for the check, sound and crashed, and compares what the learner's
-chapter loads with what it loads from the same files without the empty blocks.
+Both checks make their cases afresh at every run, so no answer can be fitted to them.
+The prompt check runs the chapter on a copy of its demo workspace holding a USER.md of a
+new size, and reads the system prompt the model was sent; the repair check writes
+sessions with empty text blocks in new places, loads them, appends them to a running
+session and crashes one, and compares each history with the one expected without them.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -75,11 +77,6 @@ def prompt_with(files: dict[str, str]) -> tuple[str, list]:
         return model.systems[0], layers(workdir)
 
 
-def body_of(text: str) -> str:
-    """A layer's text after its heading (`# Title` and a blank line): what its file gave."""
-    return text.split("\n\n", 1)[1] if text.startswith("# ") and "\n\n" in text else text
-
-
 def user_layer(words: list[str]) -> Verdict:
     """A USER.md of a size made for this run, once within the cap and once over it: the
     layer must show the file's own text, whole or cut to the cap, right after soul."""
@@ -88,16 +85,17 @@ def user_layer(words: list[str]) -> Verdict:
     rng = fresh_random()
     soul = f"Answer like {word(rng)} would."
     short, long = profile(rng, rng.randint(40, 300)), profile(rng, rng.randint(800, 3000))
+    size = {text: f"{estimate_text(text.strip()):,}" for text in (short, long)}
     for text in (short, long):
         case = Said(
-            f"a USER.md of {estimate_text(text.strip()):,} tokens starting {text[:24]!r}",
-            f"一份 {estimate_text(text.strip()):,} token、开头是 {text[:24]!r} 的 USER.md",
+            f"a USER.md of {size[text]} tokens starting {text[:24]!r}",
+            f"一份 {size[text]} token、开头是 {text[:24]!r} 的 USER.md",
         )
         files = {".agent/SOUL.md": soul, ".agent/USER.md": text}
         verdict = user_layer_on(text, *prompt_with(files), case)
         if not verdict.done:
             return verdict
-    sent, built = prompt_with({".agent/SOUL.md": soul})
+    _, built = prompt_with({".agent/SOUL.md": soul})
     left = [layer for layer in built if layer.name == "user" and layer.text]
     if left:
         seen = Said(
@@ -107,11 +105,10 @@ def user_layer(words: list[str]) -> Verdict:
         hint = Said("read the layer from the file, as soul is", "像 soul 那样从文件读这一层")
         return Verdict(False, seen, hint)
     seen = Said(
-        f"a USER.md of {estimate_text(short):,} tokens is shown whole, one of "
-        f"{estimate_text(long):,} is cut to the cap, each right after soul, and none "
-        "leaves the layer empty",
-        f"{estimate_text(short):,} token 的 USER.md 完整显示，{estimate_text(long):,} token 的"
-        "按上限截断，都紧跟在 soul 之后；没有这个文件时这一层为空",
+        f"a USER.md of {size[short]} tokens is shown whole, one of {size[long]} is cut to "
+        "the cap, each right after soul, and none leaves the layer empty",
+        f"{size[short]} token 的 USER.md 完整显示，{size[long]} token 的按上限截断，"
+        "都紧跟在 soul 之后；没有这个文件时这一层为空",
     )
     return Verdict(True, seen)
 
@@ -150,7 +147,7 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
         hint = Said("build_layers is what the loop sends", "循环发送的就是 build_layers 的结果")
         return Verdict(False, seen, hint)
     part = layer.text[start:]  # the file's text as shown, and the cut note: the cap's share
-    shown = len(_common_start(part, file))
+    shown = len(os.path.commonprefix([part, file]))
     tokens, kept = estimate_text(part), estimate_text(file[:shown])
     seen = Said(
         f"{case.en}: the layer shows {kept:,} tokens of it, {tokens:,} with the cut note"
@@ -163,6 +160,7 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
             return Verdict(True, seen)
         hint = Said("a file within the cap is shown whole", "没超过上限的文件要完整显示")
         return Verdict(False, seen, hint)
+    # A cut ends at a line's end, and the note takes its share: the cap, within a line.
     if layer.cut and USER_CAP - 25 <= tokens <= USER_CAP + 3 and kept >= USER_CAP - 60:
         return Verdict(True, seen)
     hint = Said(
@@ -170,13 +168,6 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
         f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
     )
     return Verdict(False, seen, hint)
-
-
-def _common_start(one: str, other: str) -> str:
-    at = 0
-    while at < min(len(one), len(other)) and one[at] == other[at]:
-        at += 1
-    return one[:at]
 
 
 EMPTY = {"type": "text", "text": ""}
