@@ -772,7 +772,7 @@ def test_an_unwritable_json_path_is_refused_before_any_run(
     locked.mkdir(mode=0o500)
     assert compare.main(["--task", "one-bug", "--json", str(locked / "r.json")]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and "permission denied" in captured.err
+    assert captured.out == "" and "permission denied" in captured.err.lower()
 
 
 def test_a_replay_dir_says_its_commands_run_for_real_and_shows_them(
