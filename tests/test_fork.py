@@ -15,6 +15,7 @@ from tests.solutions import REPO, copy_course, fenced_blocks
 # The test files that read docs/*/solutions.md; the rest of the suite never opens it.
 READERS = ["tests/test_solutions.py", "tests/test_demo_narration.py"]
 READERS += ["tests/test_docs.py", "tests/test_docs_zh.py"]
+READERS += ["tests/test_exercise_ch4.py"]
 
 
 def fork_steps(lang: str) -> str:
