@@ -202,7 +202,7 @@ def one_more_variant(words: list[str]) -> Verdict:
     tool, args = made.arguments(rng)
     fence = f"```json\n{made.as_json(rng, args)}\n```"
     fenced = made.action(rng, made.english(rng), tool=tool, args=args, written=fence)
-    miss = first_miss([*wrapped, inner, shell, fenced])
+    miss = first_miss([inner, *wrapped, shell, fenced])
     if miss:
         reply, got = miss
         if reply is shell:
@@ -369,8 +369,9 @@ def chinese_keywords(words: list[str]) -> Verdict:
     written = json.dumps(content, ensure_ascii=False)  # the keywords as they are, unescaped
     spelling = made.chinese(rng, ("action", "input"))
     inside = made.action(rng, spelling, tool="write_file", args=content, written=written, zh=True)
-    prose = made.error(f"我会用 行动：bash 和 行动输入：{json.dumps({'command': 'ls'})}")
-    miss = first_miss([*zh, *english, inside, prose])
+    command = json.dumps({"command": "ls"})
+    prose = made.error(f"我打算这样做，行动：bash\n参数是 行动输入：{command}")
+    miss = first_miss([*english, *zh, inside, prose])
     if miss:
         reply, got = miss
         if any(reply is one for one in english):
