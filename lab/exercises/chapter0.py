@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import random
 import re
 import shutil
 import tempfile
@@ -99,7 +100,8 @@ def missed(reply: made.Reply, got: dict[str, Any]) -> Said:
 
 
 def corpus() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
 
 
 def corpus_problem(cases: list[dict[str, Any]], moved: str) -> Verdict | None:
@@ -277,7 +279,8 @@ class StoppingProvider:
 
 
 def run_on(model: StoppingProvider, task: str) -> Any:
-    """Chapter 0's run with this model, on a fresh copy of its demo workspace."""
+    """Chapter 0's run with this model, on a fresh copy of its demo workspace: its
+    ReactRunResult (the chapter is imported only when a check runs, as in `outcome`)."""
     spec = importlib.import_module("v0_react_text.__main__").CHAPTER
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch) / "ws"
@@ -347,7 +350,7 @@ def full_width_stop(words: list[str]) -> Verdict:
 # --- 0.5 -------------------------------------------------------------------------------
 
 
-def chinese_replies(rng: Any) -> list[made.Reply]:
+def chinese_replies(rng: random.Random) -> list[made.Reply]:
     """Fresh replies with translated keywords, alone or mixed with English ones."""
     replies = []
     for _ in range(5):
