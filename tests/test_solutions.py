@@ -32,6 +32,7 @@ def test_every_exercise_has_a_worked_solution_and_no_other() -> None:
     assert list(SOLUTIONS) == list(EXERCISES)
 
 
+@pytest.mark.docs  # the solution is applied to the course as it ships: not twice
 @pytest.mark.parametrize("number", CHECKED)
 def test_a_worked_solution_followed_as_written_is_done(number: str, tmp_path: Path) -> None:
     solution = SOLUTIONS[number]
