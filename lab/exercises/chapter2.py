@@ -228,17 +228,26 @@ def variant(text: str, rng: random.Random) -> str:
             return before + cased + after
 
 
-def near_miss(text: str, rng: random.Random) -> str:
-    """A different step that starts or ends like this one."""
-    return rng.choice([text + "s", text + " tests", "Re" + text.lower(), text[:-1] + "x"])
+def near_miss(text: str, kind: int) -> str:
+    """A different step that starts or ends like this one, in one of four ways."""
+    return [text + "s", text + " tests", "Re" + text.lower(), text[:-1] + "x"][kind % 4]
 
 
-def duplicate_case(rng: random.Random) -> tuple[list[Any], list[Any], tuple[int, int]]:
+def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any], tuple[int, int]]:
     """A plan of distinct steps, the same plan with step j written as a variant of step i,
-    and (i, j) counted from 1.  Some plans also hold an item that is not an object, or has
+    and (i, j) counted from 1.  By `shape`, the two are anywhere, apart (not neighbours),
+    or after the first item.  Some plans also hold an item that is not an object, or has
     no content, which other rules report: the duplicate is the one problem more."""
     plan: list[Any] = fresh_plan(rng, fresh_steps(rng, rng.randint(3, 7)))
-    first, second = sorted(rng.sample(range(len(plan)), 2))
+    last = len(plan) - 1
+    if shape % 3 == 1:  # not neighbours
+        first = rng.randrange(last - 1)
+        second = rng.randint(first + 2, last)
+    elif shape % 3 == 2:  # neither is the first item
+        first = rng.randrange(1, last)
+        second = rng.randint(first + 1, last)
+    else:
+        first, second = sorted(rng.sample(range(len(plan)), 2))
     same = [dict(item) for item in plan]
     same[second]["content"] = variant(plan[first]["content"], rng)
     if rng.random() < 0.3:
@@ -257,8 +266,25 @@ def no_duplicates(words: list[str]) -> Verdict:
     from v2_todos.todos import problems_with
 
     rng = fresh_random()
-    for _ in range(CASES):
-        plan, same, (first, second) = duplicate_case(rng)
+    for case in range(CASES):
+        plan, same, (first, second) = duplicate_case(rng, case)
+        clean = [item for item in plan if isinstance(item, dict) and "content" in item]
+        close = [dict(item) for item in clean]
+        at = rng.randrange(1, len(close))
+        close[at]["content"] = near_miss(close[rng.randrange(at)]["content"], case)
+        for distinct in (clean, close):
+            wrong = problems_with(distinct)
+            if wrong:
+                steps = [item["content"] for item in distinct]
+                seen = Said(
+                    f"problems_with refuses the distinct steps {steps}: {wrong}",
+                    f"problems_with 拒绝了互不相同的步骤 {steps}：{wrong}",
+                )
+                hint = Said(
+                    "refuse only the same content, not close steps or any two items",
+                    "只拒绝内容相同的项，相近的步骤或任意两项都不算",
+                )
+                return Verdict(False, seen, hint)
         told = problems_with(plan)
         new = [problem for problem in problems_with(same) if problem not in told]
         pair = (plan[first - 1]["content"], same[second - 1]["content"])
@@ -274,23 +300,6 @@ def no_duplicates(words: list[str]) -> Verdict:
                 "两两比较各项去掉首尾空白、转成小写后的内容，并说出两项的编号",
             )
             return Verdict(False, seen, hint)
-        clean = [item for item in plan if isinstance(item, dict) and "content" in item]
-        close = [dict(item) for item in clean]
-        at = rng.randrange(1, len(close))
-        close[at]["content"] = near_miss(close[rng.randrange(at)]["content"], rng)
-        for distinct in (clean, close):
-            wrong = problems_with(distinct)
-            if wrong:
-                steps = [item["content"] for item in distinct]
-                seen = Said(
-                    f"problems_with refuses the distinct steps {steps}: {wrong}",
-                    f"problems_with 拒绝了互不相同的步骤 {steps}：{wrong}",
-                )
-                hint = Said(
-                    "refuse only the same content, not close steps or any two items",
-                    "只拒绝内容相同的项，相近的步骤或任意两项都不算",
-                )
-                return Verdict(False, seen, hint)
     return duplicate_refused_by_the_chapter(rng)
 
 
@@ -305,7 +314,7 @@ def duplicate_refused_by_the_chapter(rng: random.Random) -> Verdict:
     twice[second]["content"] = variant(steps[first], rng)
     twice[first]["status"] = twice[second]["status"] = "in_progress"
     close = [dict(item) for item in valid]
-    close[second]["content"] = near_miss(steps[first], rng)
+    close[second]["content"] = near_miss(steps[first], rng.randrange(4))
     result, answers = written(valid, twice, close)
     problems = problems_in(answers[1]) or []
     about_both = [p for p in problems if names(p, first + 1, second + 1)]
@@ -353,7 +362,7 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
     after the results in the same message, and `result.reminders` still counts them.
     What the change costs is the measurement the solutions page grades."""
     rng = fresh_random()
-    after = rng.randint(1, 3)
+    after = rng.randint(2, 3)  # with 1, a reminder after every quiet turn would look right
     steps = fresh_steps(rng, 6)
     first = fresh_plan(rng, steps[:4])
     second = [dict(item, status="completed") for item in first[1:2]]
@@ -389,17 +398,30 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
         )
         return Verdict(False, seen, hint)
     for turn, text, plan, placed in sent:
-        missing = [item["content"] for item in plan if not shows(text, item)]
-        stale = plan is second and steps[0] in text  # the step the second plan dropped
-        if not placed or missing or stale:
+        shown = Said(
+            f"{case.en}: the reminder after turn {turn} is {text[:300]!r}",
+            f"{case.zh}：第 {turn} 轮之后的提醒是 {text[:300]!r}",
+        )
+        if not placed:
             said = Said(
-                f"{case.en}: the reminder after turn {turn} is {text[:300]!r}",
-                f"{case.zh}：第 {turn} 轮之后的提醒是 {text[:300]!r}",
+                shown.en + ", not after the results of its message",
+                shown.zh + "，不在它那条消息的结果之后",
             )
             hint = Said(
-                "put the list as it stands (plan.todos.render()) into the reminder, after the "
-                "results",
-                "把当前的清单 plan.todos.render() 放进提醒，放在结果之后",
+                "append the reminder to the results, after the last tool_result",
+                "把提醒追加到结果里，放在最后一个 tool_result 之后",
+            )
+            return Verdict(False, said, hint)
+        missing = [item["content"] for item in plan if not shows(text, item)]
+        stale = [steps[0]] if plan is second and steps[0] in text else []  # the step dropped
+        if missing or stale:
+            said = Said(
+                shown.en + f": it lacks {missing}" + f" and shows {stale}, dropped" * bool(stale),
+                shown.zh + f"：缺了 {missing}" + f"，还有已去掉的 {stale}" * bool(stale),
+            )
+            hint = Said(
+                "put the list as it stands (plan.todos.render()) into the reminder",
+                "把当前的清单 plan.todos.render() 放进提醒",
             )
             return Verdict(False, said, hint)
     if result.reminders != turns:
