@@ -130,7 +130,7 @@ def rules_broken(words: list[str]) -> Verdict:
     call = plans[0]
     answer = next(block for block in results(result) if block["tool_use_id"] == call["id"])
     broken = rules_of(call["input"].get("items") if isinstance(call["input"], dict) else None)
-    shown = text_of(answer)[:200]
+    shown = text_of(answer)[:300]
     seen = Said(
         f"the first plan breaks {len(broken)} of the 3 rules ({listed(broken, 'en')}); "
         f"its result: {shown}",
@@ -390,7 +390,8 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
         f"remind_after={after}，计划 {steps[:4]}，然后 {steps[1:]}",
     )
     turns = [turn for turn, *_ in sent]
-    seen = Said(f"{case.en}: reminders after turns {turns}", f"{case.zh}：提醒在第 {turns} 轮之后")
+    after_zh = f"提醒在第 {'、'.join(map(str, turns))} 轮之后" if turns else "没有提醒"
+    seen = Said(f"{case.en}: reminders after turns {turns}", f"{case.zh}：{after_zh}")
     if turns != [after + 1, 2 * after + 2]:
         hint = Said(
             f"keep when it comes: after {after} quiet turns, once for each plan",
