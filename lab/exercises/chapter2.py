@@ -57,14 +57,14 @@ def fresh_plan(rng: random.Random, steps: list[str]) -> list[dict[str, str]]:
     return plan
 
 
-def written(*plans: Any, **options: Any) -> tuple[Any, list[dict[str, Any]]]:
+def written(*plans: Any) -> tuple[Any, list[dict[str, Any]]]:
     """The learner's chapter run on one todo_write per reply, then an answer: the run, and
     the result block that answered each plan."""
     replies = [
         calls(tool_use(f"plan_{n}", "todo_write", {"items": plan}))
         for n, plan in enumerate(plans, 1)
     ]
-    result = run_replies("v2_todos", *replies, FINISH, **options)
+    result = run_replies("v2_todos", *replies, FINISH)
     return result, results(result)
 
 
