@@ -373,31 +373,186 @@ def crashed(root: Path, pairs: list[tuple[dict, dict | None]], case: Said) -> Ve
     return None
 
 
-def fts5_searcher(words: list[str]) -> Verdict:
-    from lab.bench_memory import searchers
+FTS5_CHILD = """
+import json, sys
+from lab.memory_searchers import Fts5Store
+job = json.load(sys.stdin)
+store = Fts5Store(job["path"])
+if job["queries"]:
+    print(json.dumps([store.ids(query, 3) for query in job["queries"]]))
+else:
+    ids = [store.add(text) for text in job["add"]]
+    for number in job["forget"]:
+        store.forget(ids[number])
+    print(json.dumps(ids))
+"""  # one process adds and forgets, and ends without closing anything; another searches
+CONSONANTS, VOWELS = "bdfgklmnprtvz", "aeiou"
 
-    with searchers(True) as found:
-        built_in = {"IndexedStore", "NaiveTfidf", "Fts5Trigram"}
-        added = [s for s in found if type(s).__name__ not in built_in]
-        names = [s.name for s in found]
-        if not added:
-            seen = Said(f"the bench's searchers are {names}", f"基准测试的检索器是 {names}")
-            return Verdict(False, seen, Said("add yours to `searchers`", "把你的加进 `searchers`"))
-        mine = added[0]
-        wanted = mine.add("用户喜欢喝咖啡，不加糖。")
-        mine.add("Integration tests are slow.")
-        hits = list(mine.ids("咖啡", 1))
+
+def made_up(rng: random.Random, taken: set[str]) -> str:
+    """A new made-up English word (ending in a vowel, so `tokenize` leaves it whole)."""
+    while True:
+        found = "".join(rng.choice(CONSONANTS) + rng.choice(VOWELS) for _ in range(3))
+        if found not in taken:
+            taken.add(found)
+            return found
+
+
+def han(rng: random.Random, taken: set[str]) -> str:
+    """A new Chinese character, from the common block."""
+    while True:
+        found = chr(rng.randint(0x4E00, 0x9FA5))
+        if found not in taken:
+            taken.add(found)
+            return found
+
+
+def fts5_case(rng: random.Random) -> tuple[list[str], list[tuple[str, int]], list[int]]:
+    """Memories, queries each with the one memory that must come first, and which to forget.
+
+    An English query is two new words: one memory holds both, two others one each, all
+    three as long.  A Chinese query is a new pair of characters: one memory holds the pair,
+    another the two characters apart, as long.  So only a ranking over the store's terms
+    (characters and pairs, with BM25's weights) puts the right one first, and the
+    fillers, many memories of common words, give the rare words their weight.
+    """
+    taken: set[str] = set()
+    fillers = [made_up(rng, taken) for _ in range(30)]
+    pairs = [han(rng, taken) + han(rng, taken) for _ in range(30)]
+    english = lambda words: " ".join(rng.sample(words, len(words))).capitalize() + "."  # noqa: E731
+    memories = [english(rng.choices(fillers, k=7)) for _ in range(30)]
+    memories += ["".join(rng.choices(pairs, k=5)) + "。" for _ in range(30)]
+    queries: list[tuple[str, str]] = []
+    for _ in range(8):
+        a, b = made_up(rng, taken), made_up(rng, taken)
+        found = english([a, b, *rng.choices(fillers, k=5)])
+        memories += [found, english([a, *rng.choices(fillers, k=6)])]
+        memories.append(english([b, *rng.choices(fillers, k=6)]))
+        queries.append((f"{a} {b}", found))
+        one, two = han(rng, taken), han(rng, taken)
+        words = rng.choices(pairs, k=4)
+        found = "".join(words[:2] + [one + two] + words[2:]) + "。"
+        apart = "".join(words[:1] + [one] + words[1:3] + [two] + words[3:]) + "。"
+        memories += [found, apart]
+        queries.append((one + two, found))
+    rng.shuffle(memories)
+    relevant = [(query, memories.index(text)) for query, text in queries]
+    forget = [relevant[rng.randrange(0, 16, 2)][1], relevant[rng.randrange(1, 16, 2)][1]]
+    return memories, relevant, forget
+
+
+def in_child(job: dict[str, Any]) -> tuple[Any, str]:
+    """What the learner's `Fts5Store` answers in a new Python process, and its error if any."""
+    import json
+    import subprocess
+    import sys
+
+    from .check import REPO
+
+    env = os.environ | {"PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-c", FTS5_CHILD],
+        input=json.dumps(job),
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit code {done.returncode}"]
+        return None, lines[-1]
+    return json.loads(done.stdout.strip().splitlines()[-1]), ""
+
+
+def fts5_store(words: list[str]) -> Verdict:
+    """Exercise 4.5: memories added and forgotten by one process, searched by another.
+
+    The case is new at every run (its number is printed; `python -m lab exercise 4.5 N`
+    tries case N again), so no answer can know the words, and the store is opened anew
+    by a process of its own, so only a table in the file, committed, can answer.
+    """
+    import sqlite3
+
+    seed = int(words[0]) if words and words[0].isdigit() else fresh_random().randrange(10**6)
+    memories, relevant, forget = fts5_case(random.Random(seed))
+    case = Said(f"case {seed}", f"第 {seed} 号用例")
+    with tempfile.TemporaryDirectory() as scratch:
+        path = str(Path(scratch) / "memories.db")
+        ids, error = in_child({"path": path, "add": memories, "forget": forget, "queries": []})
+        if not error:
+            found, error = in_child({"path": path, "queries": [q for q, _ in relevant]})
+        if error:
+            seen = Said(
+                f"{case.en}: Fts5Store failed: {error}", f"{case.zh}：Fts5Store 出错：{error}"
+            )
+            hint = Said(
+                "write Fts5Store(path) in lab/memory_searchers.py, beside Fts5Terms, with "
+                "add(text) -> id, ids(query, k) and forget(id)",
+                "在 lab/memory_searchers.py 里、Fts5Terms 旁边写 Fts5Store(path)，"
+                "带上 add(text) -> id、ids(query, k) 和 forget(id)",
+            )
+            return Verdict(False, seen, hint)
+        try:
+            with sqlite3.connect(path) as db:
+                tables = " ".join(sql for (sql,) in db.execute("SELECT sql FROM sqlite_master"))
+        except sqlite3.DatabaseError:
+            tables = ""
+    summary = Said(
+        f"{case.en}: {len(memories)} new memories added and {len(forget)} forgotten by one "
+        f"process, {len(relevant)} queries asked by another",
+        f"{case.zh}：一个进程加入 {len(memories)} 条新记忆、遗忘其中 {len(forget)} 条，"
+        f"另一个进程查询 {len(relevant)} 次",
+    )
+    if "fts5" not in tables.lower():
+        seen = Said(
+            f"{summary.en}; {path} holds no FTS5 table", f"{summary.zh}；文件里没有 FTS5 表"
+        )
+        hint = Said(
+            "keep the memories in an FTS5 table in the SQLite file at path",
+            "把记忆存在 path 这个 SQLite 文件里的一张 FTS5 表里",
+        )
+        return Verdict(False, seen, hint)
+    if not any(found):
+        seen = Said(
+            f"{summary.en}; the second process found nothing",
+            f"{summary.zh}；第二个进程什么也没找到",
+        )
+        hint = Said(
+            "connect to the file at path and commit each change (`with self.db:`)",
+            "连接 path 这个文件，并提交每一次改动（`with self.db:`）",
+        )
+        return Verdict(False, seen, hint)
+    gone = {ids[number] for number in forget}
+    for (query, number), hits in zip(relevant, found, strict=True):
+        wanted, text = ids[number], memories[number]
+        if number in forget and wanted in hits:
+            seen = Said(
+                f'{summary.en}; the forgotten memory {wanted} ("{text}") came back for "{query}"',
+                f"{summary.zh}；已遗忘的记忆 {wanted}（“{text}”）在查询“{query}”时又出现了",
+            )
+            hint = Said(
+                "forget(id) deletes the memory's row, and commits",
+                "forget(id) 删掉这条记忆所在的行，并且提交",
+            )
+            return Verdict(False, seen, hint)
+        if number not in forget and (hits[:1] != [wanted] or gone & set(hits)):
+            seen = Said(
+                f'{summary.en}; for "{query}" it found {hits}, where {wanted} ("{text}") '
+                "comes first",
+                f"{summary.zh}；查询“{query}”找到的是 {hits}，排第一的应该是 {wanted}（“{text}”）",
+            )
+            hint = Said(
+                "index each memory as the store's own terms joined by spaces and rank by "
+                "bm25(), as Fts5Terms does",
+                "像 Fts5Terms 那样，每条记忆以记忆库自己的词项、用空格连起来建索引，用 bm25() 排序",
+            )
+            return Verdict(False, seen, hint)
     seen = Said(
-        f"{mine.name} finds {hits} for 咖啡 (the memory is {wanted})",
-        f"{mine.name} 为 咖啡 找到 {hits}（那条记忆是 {wanted}）",
+        f"{summary.en}: each query found its memory first, and no forgotten one came back",
+        f"{summary.zh}：每个查询都把它的那条记忆排在第一，遗忘的记忆一条也没有回来",
     )
-    if hits == [wanted]:
-        return Verdict(True, seen)
-    hint = Said(
-        "index each memory as the store's own terms joined by spaces",
-        "每条记忆以记忆库自己切出的词项、用空格连起来建索引",
-    )
-    return Verdict(False, seen, hint)
+    return Verdict(True, seen)
 
 
 EXERCISES = {
@@ -409,6 +564,6 @@ EXERCISES = {
     "4.4": Exercise(
         Said("Change the recall k and measure it", "改变召回的 k 并测量"), unchecked=MEASURE
     ),
-    "4.5": Exercise(Said("Memory in SQLite FTS5", "把记忆搬进 SQLite FTS5"), fts5_searcher),
+    "4.5": Exercise(Said("Memory in SQLite FTS5", "把记忆搬进 SQLite FTS5"), fts5_store),
     "4.6": Exercise(Said("A long session, live", "在线跑一段长会话"), unchecked=LIVE),
 }
