@@ -72,6 +72,12 @@ def answers(messages: list[Message]) -> dict[str, dict[str, Any]]:
     }
 
 
+def shown(result: dict[str, Any]) -> str:
+    """A tool result on one line, short enough for a verdict."""
+    said = " ".join(text_of(result).split())
+    return said if len(said) <= 160 else said[:160] + "…"
+
+
 # --- 3.3 A `test` agent type ---------------------------------------------------------------
 
 
@@ -128,11 +134,12 @@ def test_agent_type(words: list[str]) -> Verdict:
     test = FailingTest.fresh(rng)
     marks = [f"changed_{rng.randint(10_000, 99_999)}_{n}.txt" for n in range(3)]
     result = tester_run(test, marks)
-    case = f"{test.path}: {test.method} fails with '{test.message}'"
+    case = f"the fresh test {test.method} in {test.path}, failing with '{test.message}'"
+    zh = f"新写的测试 {test.path} 里的 {test.method}，失败信息为 '{test.message}'"
     parent = answers(result.messages)
     if not result.children:  # no such type, or one whose tools are not all gathered
-        said = text_of(parent["tester"])[:160]
-        seen = Said(f"{case}; the task call answered: {said}", f"{case}；task 调用的回答：{said}")
+        said = shown(parent["tester"])
+        seen = Said(f"{case}; the task call answered: {said}", f"{zh}；task 调用的回答：{said}")
         hint = Said(
             'add a `test` row to AGENT_TYPES in subagents.py, its tools ("run_tests", *READ_ONLY),'
             " and run_tests's schema to ALL_SCHEMAS",
@@ -141,11 +148,11 @@ def test_agent_type(words: list[str]) -> Verdict:
         )
         return Verdict(False, seen, hint)
     mine = answers(result.children[0].result.messages)
+    mine = {"c1": {}, "c2": {}} | mine  # a child that asked nothing has answered nothing
     ran, read = text_of(mine["c1"]), text_of(mine["c2"])
     if test.method not in ran or test.message not in ran:
-        seen = Said(
-            f"{case}; run_tests answered: {ran[:160]}", f"{case}；run_tests 的回答：{ran[:160]}"
-        )
+        ran = shown(mine["c1"])
+        seen = Said(f"{case}; run_tests answered: {ran}", f"{zh}；run_tests 的回答：{ran}")
         hint = Said(
             "run_tests runs the project's tests (python -m unittest discover -s tests) and returns"
             " what they print; add its schema to ALL_SCHEMAS and its handler to run_child's",
@@ -153,12 +160,15 @@ def test_agent_type(words: list[str]) -> Verdict:
             "把它的 schema 加进 ALL_SCHEMAS，处理函数加进 run_child 的 handlers",
         )
         return Verdict(False, seen, hint)
-    changed = [p for n, p in enumerate(marks) if not parent[f"r{n}"].get("is_error")]
+    tries = [f"bash: {marks[0]}", f"write_file: {marks[1]}", f"run_tests(command): {marks[2]}"]
+    changed = [tried for n, tried in enumerate(tries) if not parent[f"r{n}"].get("is_error")]
     if test.message not in text_of(parent["r9"]):
-        changed.append(test.path)
+        changed.append(f"edit_file: {test.path}")
     if changed:
+        made = "; ".join(changed)
         seen = Said(
-            f"{case}; the test agent changed {changed}", f"{case}；test 智能体改动了 {changed}"
+            f"{case}; the test agent changed files ({made})",
+            f"{zh}；test 智能体改动了文件（{made}）",
         )
         hint = Said(
             "a test agent runs and reads, nothing else: no bash, write_file or edit_file in its"
@@ -168,9 +178,8 @@ def test_agent_type(words: list[str]) -> Verdict:
         )
         return Verdict(False, seen, hint)
     if mine["c2"].get("is_error") or test.message not in read:
-        seen = Said(
-            f"{case}; read_file answered: {read[:160]}", f"{case}；read_file 的回答：{read[:160]}"
-        )
+        read = shown(mine["c2"])
+        seen = Said(f"{case}; read_file answered: {read}", f"{zh}；read_file 的回答：{read}")
         hint = Said(
             "let it read code too: READ_ONLY in its tools", "也让它能读代码：工具里加上 READ_ONLY"
         )
@@ -178,7 +187,7 @@ def test_agent_type(words: list[str]) -> Verdict:
     seen = Said(
         f"{case}: run_tests reported it, read_file read it, and bash, write_file, edit_file"
         " and run_tests with an argument changed nothing",
-        f"{case}：run_tests 报告了它，read_file 读到了它，bash、write_file、edit_file"
+        f"{zh}：run_tests 报告了它，read_file 读到了它，bash、write_file、edit_file"
         "和带参数的 run_tests 都没有改动任何文件",
     )
     return Verdict(True, seen)
@@ -214,28 +223,30 @@ class Compared:
         stop: Any = None,
         max_tokens: int = 4096,
     ) -> Reply:
-        replay, key = self.replay, self.replay.key
+        replay = self.replay
         if replay.turn < len(replay.entries):
-            self.asked[key] += 1
+            self.asked[replay.key] += 1
             recorded = replay.entries[replay.turn]["request"]
-            actual = request_digest(system, messages, tools, stop)
-            whose = f"{key or 'parent'}, turn {replay.turn + 1}"
-            zh = f"{key or '父智能体'} 第 {replay.turn + 1} 轮"
-            for part in ("system", "tools", "stop"):
-                if recorded[part] != actual[part]:
-                    self.differ.append(Said(f"{whose}: {part}", f"{zh}：{part}"))
-            if len(recorded["messages"]) != len(actual["messages"]):
-                self.differ.append(Said(f"{whose}: how many messages", f"{zh}：消息条数"))
-            pairs = zip(recorded["messages"], actual["messages"], strict=False)
-            for index, (was, now) in enumerate(pairs):
-                if was == now:
-                    continue
-                if index and any(c["name"] in COMMANDS for c in tool_uses(messages[index - 1])):
-                    self.printed.add((key, index))  # the results of a command: time, folder
-                else:
-                    said = Said(f"{whose}: message {index + 1}", f"{zh}：第 {index + 1} 条消息")
-                    self.differ.append(said)
+            self.compare(recorded, request_digest(system, messages, tools, stop), messages)
         return replay.complete(system, messages, tools, stop, max_tokens)
+
+    def compare(self, recorded: dict, actual: dict, messages: list[Message]) -> None:
+        """Keep what differs between the two digests: any part, except a message that holds
+        what a command printed, which a second run changes (the tests' time, the folder)."""
+        key, turn = self.replay.key, self.replay.turn + 1
+        parts = [Said(p, p) for p in ("system", "tools", "stop") if recorded[p] != actual[p]]
+        if len(recorded["messages"]) != len(actual["messages"]):
+            parts.append(Said("how many messages", "消息条数"))
+        pairs = zip(recorded["messages"], actual["messages"], strict=False)
+        for index, (was, now) in enumerate(pairs):
+            if was == now:
+                continue
+            if index and any(c["name"] in COMMANDS for c in tool_uses(messages[index - 1])):
+                self.printed.add((key, index))
+            else:
+                parts.append(Said(f"message {index + 1}", f"第 {index + 1} 条消息"))
+        whose = Said(f"{key or 'parent'}, turn {turn}", f"{key or '父智能体'}第 {turn} 轮")
+        self.differ += [Said(f"{whose.en}: {p.en}", f"{whose.zh}：{p.zh}") for p in parts]
 
 
 def not_a_recording(header: dict[str, Any], entries: list[dict[str, Any]]) -> Said | None:
@@ -268,28 +279,31 @@ def children_recorded(words: list[str]) -> Verdict:
     replay = Compared(ReplayModel(path), Counter(), [], set())
     result = run_chapter(CHAPTER, path, model=replay)
     lines = Counter(entry.get("child") for entry in entries)
-    differ = replay.differ[:3]
+    wrong = [Said(f"{said.en} differs", f"{said.zh}不同") for said in replay.differ[:3]]
     if replay.asked != lines:
         asked = ", ".join(f"{key or 'parent'} {n}" for key, n in replay.asked.items())
-        differ.append(Said(f"the replay asked for {asked}", f"回放请求了 {asked}"))
+        wrong.append(Said(f"the replay asked for {asked}", f"回放请求的是 {asked}"))
     for child in result.children:
         if child.result.stop != "done":
-            stop = child.result.stop
-            differ.append(Said(f"{child.call_id} ended {stop}", f"{child.call_id} 以 {stop} 结束"))
+            stop, call = child.result.stop, child.call_id
+            wrong.append(
+                Said(f"the child {call} ended with `{stop}`", f"子智能体 {call} 以 `{stop}` 结束")
+            )
     if result.stop != "done":
-        stop = f"{result.stop} {result.error or ''}".strip()
-        differ.append(Said(f"the run ended {stop}", f"运行以 {stop} 结束"))
+        stop = f"`{result.stop}`" + (f": {result.error[:120]}" if result.error else "")
+        wrong.append(Said(f"the run ended with {stop}", f"运行以 {stop} 结束"))
     sections = ", ".join(f"{key or 'parent'} {n}" for key, n in lines.items())
     made = f"{path}, recorded by {header['model']} at {header['recorded_at']}"
+    asked = sum(replay.asked.values())
     seen = Said(
-        f"{made}, lines by section: {sections}; replayed, {sum(replay.asked.values())} requests"
-        f" compared with their digests, {len(replay.printed)} message(s) differ in a command's"
-        " output" + "".join(f"; {said.en} differs" for said in differ),
-        f"{made}，各部分的行数：{sections}；回放时 {sum(replay.asked.values())} 个请求与摘要比对，"
+        f"{made}, lines by section: {sections}; replayed, {asked} requests compared with their"
+        f" digests, {len(replay.printed)} message(s) differ in a command's output only"
+        + "".join(f"; {said.en}" for said in wrong),
+        f"{made}，各部分的行数：{sections}；回放时 {asked} 个请求与摘要比对，"
         f"{len(replay.printed)} 条消息只在命令输出上不同"
-        + "".join(f"；{s.zh} 不同" for s in differ),
+        + "".join(f"；{said.zh}" for said in wrong),
     )
-    return Verdict(not differ, seen, hint if differ else None)
+    return Verdict(not wrong, seen, hint if wrong else None)
 
 
 EXERCISES = {
