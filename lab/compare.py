@@ -409,7 +409,8 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
 
 def check_writable(path: Path) -> None:
     """Refuse an output path that no run could make writable: a folder, no folder, or one
-    where a file cannot be made (read-only, `/proc`), found by making it, not by asking."""
+    where a file cannot be made (a read-only folder, a virtual file system), found by
+    making it, not by asking."""
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"cannot write {path}: it is a folder; give a file name")

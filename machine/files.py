@@ -366,6 +366,7 @@ def write_at(fd: int, data: bytes, offset: int) -> None:
 # read up to a cap.  Each refusal is a ToolError that says why.
 
 AGENT_FILE_LIMIT = 256_000_000  # bytes of one file of the agent's own; more is not its work
+READ_CHUNK = 1 << 20  # how much more is read at a time of a file that grows while read
 
 
 def agent_path(workdir: Path, path: Path) -> Path:
@@ -549,7 +550,15 @@ def read_agent_file(workdir: Path, path: Path, limit: int = AGENT_FILE_LIMIT) ->
     """The bytes of a regular file inside `workdir`, refused when larger than `limit`."""
     fd = open_agent_file(workdir, path)
     with os.fdopen(fd, "rb") as file:
-        data = file.read(limit + 1)  # one byte more: a file that grew is caught too
+        # What is there and one byte more, so a file that grew is caught too; never a
+        # read of `limit` bytes, which would take that much memory for a file of ten.
+        size = os.fstat(file.fileno()).st_size
+        data = file.read(min(size, limit) + 1)
+        while len(data) <= limit and len(data) > size:  # it grew while read: read on
+            more = file.read(min(READ_CHUNK, limit + 1 - len(data)))
+            if not more:
+                break
+            data += more
     if len(data) > limit:
         raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
     return data

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolError
-from .files import AGENT_FILE_LIMIT, open_agent_file, read_at
+from .files import AGENT_FILE_LIMIT, READ_CHUNK, open_agent_file, read_at
 
 
 @dataclass
@@ -86,29 +86,53 @@ def _ends_torn(fd: int) -> bool:
     return size > 0 and read_at(fd, 1, size - 1) != b"\n"
 
 
+LINE_LIMIT = 16_000_000  # bytes of one record: far more than any message; a longer line is damage
+
+
 def lines(
-    path: Path, *, workdir: Path | None = None, limit: int = AGENT_FILE_LIMIT
+    path: Path,
+    *,
+    workdir: Path | None = None,
+    limit: int | None = AGENT_FILE_LIMIT,
+    problems: list[str] | None = None,
 ) -> Iterator[bytes]:
     """The lines of `path` one at a time, each with its newline (the last one may lack it).
 
     Raises ToolError for a file that may not be read at all (a link, not a regular
-    file, more than `limit` bytes), before the first line or when it grows past it.
+    file, more than `limit` bytes), before the first line or when it grows past it;
+    `limit=None` reads a file of any size (a session, which its appends may make as long
+    as they like).  A line longer than LINE_LIMIT is passed over without being held,
+    given as an empty line, and noted in `problems`.
     """
     fd = open_agent_file(workdir or path.parent, path)
+    too_big = f"'{path.name}' is larger than {limit or 0:,} bytes; it is left alone"
     with os.fdopen(fd, "rb") as file:
-        if os.fstat(fd).st_size > limit:
-            raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
-        read = 0
-        for line in file:
+        if limit is not None and os.fstat(fd).st_size > limit:
+            raise ToolError(too_big)
+        read, number = 0, 0
+        while line := file.readline(LINE_LIMIT + 1):
+            number += 1
             read += len(line)
-            if read > limit:  # it grew while being read
-                raise ToolError(f"'{path.name}' is larger than {limit:,} bytes; it is left alone")
+            if len(line) > LINE_LIMIT and not line.endswith(b"\n"):
+                while (rest := file.readline(READ_CHUNK)) and not rest.endswith(b"\n"):
+                    read += len(rest)
+                read += len(rest)
+                if problems is not None:
+                    skipped = f"a line over {LINE_LIMIT:,} bytes skipped"
+                    problems.append(f"{path.name}:{number}: {skipped}")
+                line = b""
+            if limit is not None and read > limit:  # it grew while being read
+                raise ToolError(too_big)
             yield line
 
 
-def read(path: Path, problems: list[str], *, workdir: Path | None = None) -> Iterator[dict]:
-    """Every record that can be read, in order; a note in `problems` for each line that cannot."""
-    for number, line in enumerate(lines(path, workdir=workdir), start=1):
+def read(
+    path: Path, problems: list[str], *, workdir: Path | None = None, limit: int | None = None
+) -> Iterator[dict]:
+    """Every record that can be read, in order; a note in `problems` for each line that
+    cannot.  A file of any size by default: it is read one line at a time."""
+    found = lines(path, workdir=workdir, limit=limit, problems=problems)
+    for number, line in enumerate(found, start=1):
         record = _decode(line, path.name, number, problems)
         if record is not None:
             yield record

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -10,6 +18,13 @@ from hypothesis import settings
 from llm.anthropic_model import AnthropicModel
 from llm.openai_model import OpenAIModel
 from tests.fake_provider import FakeProvider
+
+# A shell that starts a command in the background (`pytest &`, nohup, some CI runners)
+# starts it with SIGINT ignored, and Python then never turns Ctrl-C into
+# KeyboardInterrupt, nor do the programs the tests start: the tests of what Ctrl-C does
+# would fail for a reason of the shell's.  They get Python's usual handler back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # A busy machine (a shared server, a CI runner) may take many times longer than usual
 # for one example: hypothesis checks behaviour here, never speed.
@@ -63,3 +78,38 @@ def anthropic_model(fake_provider: FakeProvider) -> AnthropicModel:
 def openai_model(fake_provider: FakeProvider) -> OpenAIModel:
     """The real OpenAI adapter, pointed at the fake provider like any compatible server."""
     return OpenAIModel("gpt-test", api_key="sk-test", base_url=fake_provider.url + "/v1")
+
+
+@dataclass(frozen=True)
+class OfflineComparison:
+    """What `python -m lab compare --json … --html …` printed and wrote, offline."""
+
+    stdout: str
+    stderr: str
+    records: Path
+    page: Path
+
+    @property
+    def document(self) -> dict[str, Any]:
+        return json.loads(self.records.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def offline_comparison(tmp_path_factory: pytest.TempPathFactory) -> OfflineComparison:
+    """The offline comparison of every chapter on the featured tasks, run once for the
+    whole suite (its tables, its records and its page are read by three test files),
+    from a folder away from any `.env` beside the clone."""
+    folder = tmp_path_factory.mktemp("offline")
+    records, page = folder / "records.json", folder / "page.html"
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "compare", "--json", str(records), "--html", str(page)],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        timeout=600,  # a guard against a hang: about 5 s when idle, far more on a busy machine
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"wrote the runs side by side to {page}" in done.stderr
+    return OfflineComparison(done.stdout, done.stderr, records, page)

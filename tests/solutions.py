@@ -29,7 +29,8 @@ PAGE = REPO / "docs" / "en" / "solutions.md"
 # What a copy of the course holds: what the exercises change and what their checks run.
 COPIED = ["llm", "machine", "lab", "tests", "v0_react_text", "v1_tool_loop", "v2_todos"]
 COPIED += ["v3_subagents", "v4_memory", "docs", "notebooks", "pyproject.toml", "README.md"]
-COPIED += ["README.zh.md", "LICENSE", "CITATION.cff", ".env.example", ".ci"]
+COPIED += ["README.zh.md", "LICENSE", "CITATION.cff", ".env.example", ".ci", ".gitignore"]
+COPIED += [".gitattributes"]
 FENCE = re.compile(r"^ {0,3}```(.*)$")
 
 
@@ -75,6 +76,14 @@ def fenced_blocks(text: str) -> list[tuple[int, int, Block]]:
         found.append((at, end + 1, Block(opened.group(1).strip(), body, at + 1)))
         at = end + 1
     return found
+
+
+def handed_out_without_solutions(page: Path = PAGE) -> bool:
+    """Whether this copy is a class fork whose solutions page is the one-line placeholder
+    of the teachers' guide (section 5): no chapter section at all, a few lines long.  A
+    page that has its chapters but lost a solution is not a fork: its tests fail."""
+    text = page.read_text(encoding="utf-8")
+    return "\n## " not in text and len(text.splitlines()) < 12
 
 
 def read_solutions(page: Path = PAGE) -> dict[str, Solution]:

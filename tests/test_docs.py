@@ -236,7 +236,10 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_one() -> None:
     run_demo, run_tests = readme_commands()
     assert run_demo.endswith("python -m lab compare")
     assert run_tests.endswith("pytest")
-    assert run_tests in (REPO / ".ci/run").read_text().splitlines()
+    script = [line.strip() for line in (REPO / ".ci/run").read_text().splitlines()]
+    assert f"TEST='{run_tests}'" in script, ".ci/run runs README's test command verbatim"
+    assert 'bash -c "$TEST"' in script, "for a learner who runs .ci/run themselves"
+    assert any('runuser -u "$learner"' in line for line in script), "and as a user, from root"
 
 
 # --- quoted code -------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def test_a_plan_that_breaks_three_rules_is_done(tmp_path: Path) -> None:
     )
     done = exercise("2.2", str(rules))
     assert done.returncode == 0, done.stdout
-    assert "done. the first plan's result: the todo list was not changed:" in done.stdout
+    assert "done. the first plan breaks 3 of the 3 rules" in done.stdout
 
 
 def test_a_recording_of_the_children_is_done_and_the_scripted_demo_is_not(
@@ -129,6 +129,7 @@ def test_a_recording_of_the_children_is_done_and_the_scripted_demo_is_not(
     assert "is scripted, without request digests" in not_recorded.stdout
 
 
+@pytest.mark.docs  # the shipped STOP line: exercise 0.3 changes it
 def test_a_chapter_changed_as_the_exercise_asks_is_done(tmp_path: Path) -> None:
     """Exercise 0.3 done in a copy of chapter 0, run from the folder of the copy, which
     Python searches first, as a fork's checkout would be."""

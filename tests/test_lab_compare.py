@@ -28,6 +28,7 @@ from lab.tasks import featured_names, load_task
 from llm import Model, Reply
 from llm.result import tool_uses
 from llm.types import RUNTIME_TAG
+from tests.conftest import OfflineComparison
 from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,22 +67,11 @@ def tables_of(output: str, which: int = 0) -> dict[str, list[list[str]]]:
 # --- offline, scripted ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """`python -m lab compare --chapters v0,v1,v2,v3 --json FILE`, run once for the tests below."""
-    folder = tmp_path_factory.mktemp("offline")  # away from a .env beside the clone
-    records = folder / "records.json"
-    chapters = ",".join(CHAPTERS)
-    done = subprocess.run(
-        [sys.executable, "-m", "lab", "compare", "--chapters", chapters, "--json", str(records)],
-        cwd=folder,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=600,  # a guard against a hang: about 5 s when idle, far more on a busy machine
-    )
-    assert done.returncode == 0, done.stderr
-    return {"stdout": done.stdout, "stderr": done.stderr, "json": json.loads(records.read_text())}
+@pytest.fixture
+def offline(offline_comparison: OfflineComparison) -> dict[str, Any]:
+    """`python -m lab compare --json FILE --html PAGE`, every chapter, run once for the suite."""
+    run = offline_comparison
+    return {"stdout": run.stdout, "stderr": run.stderr, "json": run.document}
 
 
 def test_offline_every_featured_task_is_solved_by_every_chapter(offline: dict) -> None:
@@ -120,7 +110,7 @@ def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
 
 
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
-    *lines, saved = offline["stderr"].splitlines()
+    *lines, saved, _page = offline["stderr"].splitlines()
     assert len(lines) == 20 and "\x1b" not in offline["stderr"]
     assert re.fullmatch(r"wrote 20 records to .*records\.json", saved)
     assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
@@ -772,7 +762,7 @@ def test_an_unwritable_json_path_is_refused_before_any_run(
     locked.mkdir(mode=0o500)
     assert compare.main(["--task", "one-bug", "--json", str(locked / "r.json")]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and "permission denied" in captured.err
+    assert captured.out == "" and "permission denied" in captured.err.lower()
 
 
 def test_a_replay_dir_says_its_commands_run_for_real_and_shows_them(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import doctest
+import gc
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -213,6 +215,21 @@ def test_a_process_keeps_one_store_per_work_directory(tmp_path: Path) -> None:
     assert MemoryStore.of(tmp_path / "." / ".") is kept  # the folder, however it is written
     assert MemoryStore.of(tmp_path / "elsewhere") is not kept
     assert (tmp_path / HOME / "memory").is_dir()
+
+
+def test_a_process_lets_go_of_the_stores_it_no_longer_uses(tmp_path: Path) -> None:
+    """Five folders of memories, one after the other: the first folder's store is let go
+    (the memory it held is freed) once the process has moved on, and opens again on use."""
+    first = MemoryStore.of(tmp_path / "0")
+    first.add("Staging deploys from main.", "project")
+    gone = weakref.ref(first)
+    del first
+    for number in range(1, memory.KEPT_STORES + 1):
+        MemoryStore.of(tmp_path / str(number)).add(f"Folder {number}.", "project")
+    gc.collect()
+    assert gone() is None and len(memory.OPEN_STORES) <= memory.KEPT_STORES
+    again = MemoryStore.of(tmp_path / "0")
+    assert [hit.text for hit in again.search("staging")] == ["Staging deploys from main."]
 
 
 def test_the_kept_store_sees_what_another_writer_appended(tmp_path: Path) -> None:

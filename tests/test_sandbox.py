@@ -99,6 +99,7 @@ def test_new_files_get_the_mode_the_umask_allows(workdir: Path) -> None:
     assert stat.S_IMODE((workdir / "new.txt").stat().st_mode) == 0o640
 
 
+@pytest.mark.root
 @pytest.mark.skipif(not ROOT, reason="only root may give a file to another owner")
 def test_a_changed_file_keeps_its_owner_and_mode(workdir: Path) -> None:
     path = workdir / "shared.txt"
@@ -125,6 +126,7 @@ def test_a_read_only_file_is_refused_and_left_as_it_is(workdir: Path) -> None:
     assert path.read_text() == "keep me\n" and stat.S_IMODE(path.stat().st_mode) == 0o444
 
 
+@pytest.mark.root
 @pytest.mark.skipif(not ROOT, reason="needs root to set up a file of another user")
 def test_a_file_another_user_may_not_write_is_not_replaced() -> None:
     # In a folder everyone may write (like /tmp without its sticky bit), a rename could
@@ -175,7 +177,9 @@ def make_device(path: Path) -> None:
     os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # the same device as /dev/null
 
 
-@pytest.mark.parametrize("make", [make_fifo, make_socket, make_device])
+@pytest.mark.parametrize(
+    "make", [make_fifo, make_socket, pytest.param(make_device, marks=pytest.mark.root)]
+)
 def test_only_regular_files_are_read_or_changed(workdir: Path, make) -> None:
     path = workdir / "special"
     make(path)

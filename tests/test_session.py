@@ -13,6 +13,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,35 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_the_rest_kept(tmp_path: Pat
         assert session.repairs == [
             f"{session_id}.jsonl:4: undecodable line skipped ({len(garbage)} bytes)"
         ]
+
+
+def test_a_session_past_any_size_limit_opens_lists_and_goes_on(tmp_path: Path) -> None:
+    """A session is read one line at a time, at any size: one 300 MB hole in the file (a
+    sparse file, so the disk holds almost nothing) makes it larger than any cap a loader
+    once had; the line it makes is passed over without being held in memory."""
+    before = [jsonl.encode(m) for m in CONVERSATION[:2]]
+    store, session_id = write_session(tmp_path, before)
+    path = tmp_path / f"{session_id}.jsonl"
+    with open(path, "r+b") as file:
+        file.seek(300_000_000, os.SEEK_END)  # a line of 300 MB of zero bytes
+        file.write(b"\n" + b"".join(jsonl.encode(m) for m in CONVERSATION[2:]))
+    assert path.stat().st_size > 300_000_000
+
+    tracemalloc.start()
+    try:
+        with store.open(session_id) as session:
+            assert session.messages() == CONVERSATION
+            skipped = f"{session_id}.jsonl:4: a line over 16,000,000 bytes skipped"
+            assert session.repairs == [skipped]
+            session.append(user("And the next one."))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000_000, f"opening took {peak:,} bytes at its peak"
+    [info] = store.list()
+    assert (info.id, info.messages, info.size) == (session_id, 5, path.stat().st_size)
+    with store.open(session_id) as session:
+        assert session.messages()[-1] == user("And the next one.")
 
 
 def test_a_lost_tool_call_takes_its_results_with_it(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from v0_react_text.agent import STOP
 from v0_react_text.parser import Action, FinalAnswer, FormatError, parse, split_off_observation
 
 CORPUS_PATH = Path(__file__).parent / "data" / "react_replies.jsonl"
@@ -52,6 +53,31 @@ def test_corpus_invented_observations_are_found(case: dict) -> None:
     if invented:
         assert invented.lstrip(" *").lower().startswith("observation")
         assert "bservation:" not in kept and "bservation：" not in kept.split("\n")[-1]
+
+
+INVENTED = [
+    case for case in CORPUS if case["invented_observation"] and case["expect"]["type"] != "error"
+]
+
+
+@pytest.mark.parametrize("case", INVENTED, ids=[case["id"] for case in INVENTED])
+def test_a_reply_cut_by_the_stop_sequences_reads_as_the_whole_reply(case: dict) -> None:
+    """What a server sends back, cut at the first stop sequence, gives the step the whole
+    reply gives: `**Observation:**` stops at `Observation:` and leaves its two stars."""
+    text = case["text"]
+    cut = min((text.find(stop) for stop in STOP if stop in text), default=len(text))
+    assert parse(text[:cut]) == parse(text)
+
+
+def test_the_stars_of_a_cut_bold_observation_are_dropped() -> None:
+    action = 'Thought: Who runs this?\nAction: bash\nAction Input: {"command": "whoami"}'
+    assert split_off_observation(action + "\n**") == (action, "")
+    assert split_off_observation(action + "\r\n  ** ") == (action, "")
+    assert parse(action + "\n**") == Action("bash", {"command": "whoami"}, "Who runs this?")
+    assert parse("Final Answer: Done.\n**") == FinalAnswer("Done.")
+    assert split_off_observation("**") == ("", "")
+    bold = "Final Answer: Done.\n**5 tests pass**"
+    assert parse(bold) == FinalAnswer("Done.\n**5 tests pass**")  # bold text stays
 
 
 def test_format_error_is_a_value_error() -> None:

@@ -31,12 +31,16 @@ def echo(call_id: str) -> dict:
 
 
 def reminder_turns(messages: list[dict]) -> list[int]:
-    """Indexes of the messages that carry the reminder."""
+    """Indexes of the messages that carry the reminder: a text block that begins with it,
+    so that a reminder which also shows the plan (exercise 2.4) is still found."""
     return [
         index
         for index, message in enumerate(messages)
         if isinstance(message["content"], list)
-        and {"type": "text", "text": REMINDER} in message["content"]
+        and any(
+            block.get("type") == "text" and block.get("text", "").startswith(REMINDER)
+            for block in message["content"]
+        )
     ]
 
 

@@ -423,7 +423,7 @@ def test_the_interactive_commands(tmp_path: Path) -> None:
     )  # fmt: skip
     out = done.stdout
     assert "Also: /sessions, /resume, /compact, /prompt, /todos." in out
-    assert "    2 messages  hello" in out  # /sessions, the current one starred
+    assert re.search(r"    2 messages +\d+ kB  hello", out)  # /sessions, the current one starred
     assert "layer" in out and "identity" in out and "<runtime>" in out  # /prompt
     assert "compacted: 2 messages summarised" in out
     assert "no session 'nope'" in out

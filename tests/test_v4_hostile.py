@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import threading
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,18 @@ def test_skills_that_are_links_devices_or_fifos_are_skipped_and_reported(places)
     console.warn = notes.append  # type: ignore[method-assign]
     run("hello", model=model, workdir=workdir, console=console)
     assert sum("skill" in note and "skipped" in note for note in notes) == 3
+
+
+def test_a_small_file_is_read_without_reserving_the_whole_limit(tmp_path: Path) -> None:
+    """Reading ten bytes takes memory for ten bytes, not for the 256 MB a file may have."""
+    (tmp_path / "small").write_bytes(b"x" * 10)
+    tracemalloc.start()
+    try:
+        assert read_agent_file(tmp_path, tmp_path / "small") == b"x" * 10
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, f"reading 10 bytes took {peak:,} bytes at its peak"
 
 
 def test_the_opener_refuses_links_fifos_and_oversized_files(tmp_path: Path) -> None:

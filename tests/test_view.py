@@ -17,6 +17,7 @@ import pytest
 from lab import view
 from lab.__main__ import main as lab_main
 from llm.tokens import estimate_request
+from tests.conftest import OfflineComparison
 
 REPO = Path(__file__).resolve().parent.parent
 HOSTILE = "<script>alert(1)</script></div>"
@@ -36,14 +37,13 @@ def offline_comparison(folder: Path, *flags: str) -> tuple[Path, Path]:
     return records, page
 
 
-@pytest.fixture(scope="module")
-def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    records, page = offline_comparison(tmp_path_factory.mktemp("offline"))
+@pytest.fixture
+def offline(offline_comparison: OfflineComparison) -> dict[str, Any]:
     return {
-        "records": records,
-        "document": json.loads(records.read_text(encoding="utf-8")),
-        "page": page.read_text(encoding="utf-8"),
-        "size": page.stat().st_size,
+        "records": offline_comparison.records,
+        "document": offline_comparison.document,
+        "page": offline_comparison.page.read_text(encoding="utf-8"),
+        "size": offline_comparison.page.stat().st_size,
     }
 
 

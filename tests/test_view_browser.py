@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from lab import view
+from tests.conftest import OfflineComparison
 from tests.test_view import (
     HOSTILE,
     REPO,
@@ -143,10 +144,10 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     opened.close()
 
 
-@pytest.fixture(scope="module")
-def offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    records, page = offline_comparison(tmp_path_factory.mktemp("offline"))
-    return {"page": page, "records": json.loads(records.read_text(encoding="utf-8"))["records"]}
+@pytest.fixture
+def offline(offline_comparison: OfflineComparison) -> dict[str, Any]:
+    run = offline_comparison
+    return {"page": run.page, "records": run.document["records"]}
 
 
 @pytest.fixture

@@ -123,6 +123,11 @@ def split_off_observation(text: str) -> tuple[str, str]:
         if marker.keyword == "observation":
             kept = "\n".join(lines[: marker.line]).rstrip()
             return kept, "\n".join(lines[marker.line :])
+    # A bold "**Observation:**" stops at "Observation:": the two stars already
+    # written end the reply on a line of their own, and would otherwise become part
+    # of the Action Input (breaking its JSON) or of the Final Answer.
+    if lines[-1].strip(" \t") == "**":
+        return "\n".join(lines[:-1]).rstrip(), ""
     return text, ""
 
 

@@ -168,12 +168,16 @@ class MemoryStore:
 
     @classmethod
     def of(cls, workdir: str | Path) -> MemoryStore:
-        """The store of `workdir`'s agent home, kept for the process, brought up to date."""
+        """The store of `workdir`'s agent home, kept for the process, brought up to date;
+        only the few used last are kept, so a process that works in many folders lets the
+        stores of the others go."""
         folder = Path(workdir).resolve()
-        if folder in OPEN_STORES:
-            OPEN_STORES[folder]._catch_up()
-        else:
-            OPEN_STORES[folder] = cls(folder / HOME, workdir=folder)
+        store = OPEN_STORES.pop(folder, None)
+        if store is not None:
+            store._catch_up()
+        OPEN_STORES[folder] = store or cls(folder / HOME, workdir=folder)  # now the newest
+        while len(OPEN_STORES) > KEPT_STORES:
+            del OPEN_STORES[next(iter(OPEN_STORES))]  # the one used longest ago
         return OPEN_STORES[folder]
 
     def _start_over(self) -> None:
@@ -275,6 +279,7 @@ class MemoryStore:
 
 
 OPEN_STORES: dict[Path, MemoryStore] = {}  # work directory, resolved -> its store, by `of`
+KEPT_STORES = 4  # the stores `of` keeps: a run's folder, and a few a lab comparison goes back to
 
 
 MEMORY_TOOLS: list[dict[str, Any]] = [

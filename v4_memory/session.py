@@ -66,6 +66,7 @@ class SessionInfo:
     last_active: datetime
     messages: int
     first_line: str
+    size: int  # bytes of the file
 
 
 class SessionStore:
@@ -265,8 +266,9 @@ def _lock(workdir: Path, path: Path) -> Lock:
 
 def _info(workdir: Path, path: Path) -> SessionInfo:
     """What `/sessions` shows about one file, read line by line, decoding only two lines."""
-    last_active = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
-    lines = jsonl.lines(path, workdir=workdir)
+    status = path.stat()
+    last_active = datetime.fromtimestamp(status.st_mtime).astimezone()
+    lines = jsonl.lines(path, workdir=workdir, limit=None)  # a session of any length is listed
     header, first_user, count = _decoded(next(lines, b"")), {}, 0
     for line in lines:  # `append` writes `role` first: only a message line starts so
         if line.startswith(b'{"role":'):
@@ -279,7 +281,7 @@ def _info(workdir: Path, path: Path) -> SessionInfo:
         created = last_active
     text = "" if message_problem(first_user) else text_of(first_user["content"]).strip()
     first_line = next(iter(text.splitlines()), "")
-    return SessionInfo(path.stem, created, last_active, count, first_line)
+    return SessionInfo(path.stem, created, last_active, count, first_line, status.st_size)
 
 
 def _decoded(line: bytes) -> dict[str, Any]:

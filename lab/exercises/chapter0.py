@@ -1,100 +1,428 @@
-"""The checks of chapter 0's exercises: the text protocol and its parser."""
+"""The checks of chapter 0's exercises: the text protocol and its parser.
+
+Each check judges the learner's chapter on replies made fresh for it
+(`chapter0_replies`), so a parser or a stop list fitted to one reply fails on the
+next, and the verdict quotes the reply that was tried.  Where an exercise also asks
+for corpus cases (2 and 5), the whole corpus must give what it expects.
+"""
 
 from __future__ import annotations
 
+import importlib
 import json
+import random
+import re
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from .check import LIVE, REPO, Exercise, Said, Verdict, named_file, run_chapter
+from llm import Reply
+from llm.cassette import CassetteError, read_cassette
+
+from . import chapter0_replies as made
+from .check import (
+    LIVE,
+    REPO,
+    Exercise,
+    Said,
+    Verdict,
+    fresh_random,
+    named_file,
+    run_chapter,
+    run_replies,
+)
 
 CORPUS = REPO / "tests" / "data" / "react_replies.jsonl"
+# The texts of the two cases the exercises move, as the course ships them: the exercise
+# changes what the case expects, never the reply itself.
+SHIPPED = {
+    "single-backticks": 'Action: bash\nAction Input: `{"command": "ls"}`',
+    "zh-translated-keywords": '思考：我先看看有哪些文件。\n行动：bash\n行动输入：{"command": "ls"}',
+}
+CHINESE_LINE = re.compile(
+    r"^[ \t]*(?:\*\*[ \t]*)?(思考|行动输入|行动|最终答案)[ \t]*(?:\*\*)?[:：]", re.M
+)
+MOST_STOPS = 4  # what OpenAI accepts; some compatible servers take fewer
+
+
+# --- judging a reply the way the corpus test does ----------------------------------------
+
+
+def outcome(text: str) -> dict[str, Any]:
+    """What the learner's parser makes of `text`, in the corpus's `expect` shape."""
+    from v0_react_text import parser
+
+    try:
+        step = parser.parse(text)
+    except parser.FormatError as error:
+        return {"type": "error", "message": str(error)}
+    except Exception as error:  # the parser's contract is FormatError only: say what broke
+        return {"type": "crash", "message": repr(error)}
+    if isinstance(step, parser.Action):
+        return {"type": "action", "tool": step.tool, "args": step.args, "thought": step.thought}
+    return {"type": "final", "answer": step.answer, "thought": step.thought}
+
+
+def meets(got: dict[str, Any], expect: dict[str, Any]) -> bool:
+    """Whether a parse outcome is what a corpus case (or a made reply) expects."""
+    if got["type"] != expect["type"]:
+        return False
+    if expect["type"] == "error":
+        return all(phrase in got["message"] for phrase in expect.get("message_contains", []))
+    return all(got.get(key) == value for key, value in expect.items())
+
+
+def shown(got: dict[str, Any]) -> str:
+    if got["type"] in ("error", "crash"):
+        return f"{got['type']}: {got['message']}"
+    return json.dumps({k: v for k, v in got.items() if k != "type"}, ensure_ascii=False)
+
+
+def first_miss(replies: list[made.Reply]) -> tuple[made.Reply, dict[str, Any]] | None:
+    """The first reply the learner's parser does not read as it must, and what it gave."""
+    for reply in replies:
+        got = outcome(reply.text)
+        if not meets(got, reply.expect):
+            return reply, got
+    return None
+
+
+def missed(reply: made.Reply, got: dict[str, Any]) -> Said:
+    """The verdict's account of a reply read wrongly: the reply itself, to reproduce it."""
+    error = reply.expect["type"] == "error"
+    return Said(
+        f"the reply {reply.text!r} gave {shown(got)}; it should give "
+        + ("a format error" if error else shown(reply.expect)),
+        f"回复 {reply.text!r} 得到 {shown(got)}；应当得到 "
+        + ("格式错误" if error else shown(reply.expect)),
+    )
+
+
+def corpus() -> list[dict[str, Any]]:
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def corpus_problem(cases: list[dict[str, Any]], moved: str) -> Verdict | None:
+    """Why the corpus is not as the exercise leaves it, or None: the moved case keeps its
+    reply and expects the action it now gives, and every case gives what it expects."""
+    case = next((c for c in cases if c["id"] == moved), None)
+    if case is None or case["text"] != SHIPPED[moved]:
+        seen = Said(
+            f"the corpus case `{moved}` is gone or its reply was changed",
+            f"语料里的 `{moved}` 不见了，或者它的回复被改过",
+        )
+        hint = Said(
+            f"keep its text {SHIPPED[moved]!r} and change only its `expect`",
+            f"保留它的文本 {SHIPPED[moved]!r}，只改它的 `expect`",
+        )
+        return Verdict(False, seen, hint)
+    for case in cases:
+        got = outcome(case["text"])
+        if not meets(got, case["expect"]):
+            seen = Said(
+                f"the corpus case `{case['id']}` expects {case['expect']['type']}, "
+                f"the parser gives {shown(got)}",
+                f"语料里的 `{case['id']}` 期望 {case['expect']['type']}，解析器给出 {shown(got)}",
+            )
+            hint = Said(
+                "make each case's `expect` what the parser now gives (`pytest "
+                "tests/test_v0_parser.py` shows them all)",
+                "把每一条的 `expect` 改成解析器现在给出的结果"
+                "（`pytest tests/test_v0_parser.py` 会全部列出）",
+            )
+            return Verdict(False, seen, hint)
+    return None
+
+
+# --- 0.1 -------------------------------------------------------------------------------
 
 
 def three_strikes(words: list[str]) -> Verdict:
-    what = Said("cassette of three replies", "三条回复的录像带")
-    result = run_chapter("v0_react_text", named_file(words, what, "0.1"))
+    """The learner's cassette of three malformed replies ends the run at the third; and the
+    same replies with a fresh well-formed one put second run on, since the count restarts."""
+    path = named_file(words, Said("cassette of three replies", "三条回复的录像带"), "0.1")
+    _, entries = read_cassette(path)
+    result = run_chapter("v0_react_text", path)
     seen = Said(
-        f"the run ended with `{result.stop}` after {result.turns} turns",
-        f"运行在 {result.turns} 轮后以 `{result.stop}` 结束",
+        f"the run ended with `{result.stop}` after {result.turns} turns "
+        f"({result.format_errors} format errors, {result.tool_calls} tool calls)",
+        f"运行在 {result.turns} 轮后以 `{result.stop}` 结束"
+        f"（{result.format_errors} 个格式错误，{result.tool_calls} 次工具调用）",
     )
-    if result.stop == "format_errors" and result.turns == 3:
-        return Verdict(True, seen)
     hint = Said(
         "three malformed replies in a row end the run with format_errors",
         "连续三条格式错误的回复会让运行以 format_errors 结束",
     )
+    if len(entries) != 3:
+        count = Said(
+            f"; the cassette holds {len(entries)} replies", f"；录像带里有 {len(entries)} 条回复"
+        )
+        return Verdict(False, Said(seen.en + count.en, seen.zh + count.zh), hint)
+    if not (result.stop == "format_errors" and result.turns == 3 and result.format_errors == 3):
+        return Verdict(False, seen, hint)
+    rng = fresh_random()
+    good = made.action(rng, made.english(rng), runnable=True)
+    first, *rest = (entry["reply"] for entry in entries)
+    again = run_replies("v0_react_text", first, made.text_reply(good.text), *rest)
+    tried = Said(
+        f"; with the well-formed {good.text!r} put second it ended with `{again.stop}` "
+        f"after {again.format_errors} format errors and {again.tool_calls} tool call(s)",
+        f"；把格式正确的 {good.text!r} 放在第二条后，它在 {again.format_errors} 个格式错误、"
+        f"{again.tool_calls} 次工具调用后以 `{again.stop}` 结束",
+    )
+    seen = Said(seen.en + tried.en, seen.zh + tried.zh)
+    if again.stop == "error" and again.format_errors == 3 and again.tool_calls == 1:
+        return Verdict(True, seen)  # the replies ran out: a good reply restarts the count
+    hint = Said(
+        "a well-formed reply between them restarts the count (errors_in_a_row = 0), so the "
+        "run goes on until the cassette runs out",
+        "中间一条格式正确的回复会让计数重新开始（errors_in_a_row = 0），运行一直到录像带用完",
+    )
     return Verdict(False, seen, hint)
 
 
-def corpus_case(name: str) -> dict[str, Any]:
-    lines = CORPUS.read_text(encoding="utf-8").splitlines()
-    return next(case for case in map(json.loads, lines) if case["id"] == name)
-
-
-def parsed_as_action(name: str) -> tuple[bool, Said]:
-    """Whether chapter 0's parser reads a corpus case as an action, and how it read it."""
-    from v0_react_text.parser import Action, parse
-
-    try:
-        step = parse(corpus_case(name)["text"])
-    except ValueError as error:
-        return False, Said(f"`{name}` is a format error: {error}", f"`{name}` 是格式错误：{error}")
-    return isinstance(step, Action), Said(
-        f"`{name}` parses as {step!r}", f"`{name}` 解析为 {step!r}"
-    )
+# --- 0.2 -------------------------------------------------------------------------------
 
 
 def one_more_variant(words: list[str]) -> Verdict:
-    is_action, seen = parsed_as_action("single-backticks")
-    expected = corpus_case("single-backticks")["expect"]["type"] == "action"
-    if is_action and expected:
-        return Verdict(True, seen)
-    if is_action:
-        hint = Said(
-            "change the case's `expect` in the corpus to that action",
-            "把语料里这一条的 `expect` 改成这个行动",
-        )
-        return Verdict(False, seen, hint)
-    hint = Said(
-        "let `_unfence` take off one backtick on each side", "让 `_unfence` 去掉两边各一个反引号"
+    """Fresh actions whose Action Input sits in single backticks parse as those actions; a
+    backticked shell command stays a format error, and backticks inside the JSON stay."""
+    rng = fresh_random()
+    wrapped = []
+    for _ in range(6):
+        tool, args = made.arguments(rng)
+        if rng.random() < 0.3:
+            args = {"command": f"echo `date` > {rng.choice(made.NAMES)}.log"}
+            tool = "bash"
+        written = f"`{made.as_json(rng, args)}`"
+        wrapped.append(made.action(rng, made.english(rng), tool=tool, args=args, written=written))
+    inside = {"command": f"echo `{rng.choice(made.NAMES)}` done"}
+    inner = made.action(rng, made.english(rng), tool="bash", args=inside)
+    shell = made.error(f"Action: bash\nAction Input: `ls -la {rng.choice(made.FOLDERS)}`")
+    tool, args = made.arguments(rng)
+    fence = f"```json\n{made.as_json(rng, args)}\n```"
+    fenced = made.action(rng, made.english(rng), tool=tool, args=args, written=fence)
+    miss = first_miss([inner, *wrapped, shell, fenced])
+    if miss:
+        reply, got = miss
+        if reply is shell:
+            hint = Said(
+                "only JSON in backticks is an Action Input: a backticked shell command must "
+                "stay a format error",
+                "只有反引号里的 JSON 才是行动输入：反引号里的 shell 命令必须仍是格式错误",
+            )
+        elif reply is inner:
+            hint = Said(
+                "backticks inside a JSON string belong to it: take off only the pair around "
+                "the whole input",
+                "JSON 字符串里的反引号属于字符串本身：只去掉包住整个输入的那一对",
+            )
+        elif reply is fenced:
+            hint = Said("a ```json fence must still work", "```json 代码围栏必须仍然有效")
+        else:
+            hint = Said(
+                "let `_unfence` take off one backtick on each side of the whole input",
+                "让 `_unfence` 去掉整个输入两边各一个反引号",
+            )
+        return Verdict(False, missed(reply, got), hint)
+    problem = corpus_problem(corpus(), "single-backticks")
+    if problem:
+        return problem
+    seen = Said(
+        f"{len(wrapped)} fresh replies with the input in backticks parse as their actions "
+        f"(one was {wrapped[0].text!r}), a backticked shell command stays a format error, "
+        "and every corpus case gives what it expects",
+        f"{len(wrapped)} 条新生成的、输入包在反引号里的回复都解析成了各自的行动（其中一条是 "
+        f"{wrapped[0].text!r}），反引号里的 shell 命令仍是格式错误，语料的每一条都符合期望",
     )
-    return Verdict(False, seen, hint)
+    return Verdict(True, seen)
+
+
+# --- 0.3 -------------------------------------------------------------------------------
+
+
+class StoppingProvider:
+    """A model that honours stop sequences as a server does, on replies the check wrote.
+
+    Each reply is cut where the first of the stop sequences sent with its request
+    begins, and what each request sent is kept: the check judges the request the
+    chapter makes, not the constant it comes from.
+    """
+
+    name = "check:stop-sequences"
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = list(texts)
+        self.sent: list[list[str]] = []
+        self.whole: list[str] = []  # the replies that came back uncut
+
+    def complete(
+        self,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        stop: list[str] | None = None,
+        max_tokens: int = 4096,
+    ) -> Reply:
+        stops = list(stop or [])
+        self.sent.append(stops)
+        if not self.texts:
+            raise CassetteError("the check has no more replies")
+        text = self.texts.pop(0)
+        cuts = [text.find(sequence) for sequence in stops if sequence and sequence in text]
+        if cuts:
+            return Reply([{"type": "text", "text": text[: min(cuts)]}], "stop_sequence")
+        self.whole.append(text)
+        return Reply([{"type": "text", "text": text}], "end_turn")
+
+
+def run_on(model: StoppingProvider, task: str) -> Any:
+    """Chapter 0's run with this model, on a fresh copy of its demo workspace: its
+    ReactRunResult (the chapter is imported only when a check runs, as in `outcome`)."""
+    spec = importlib.import_module("v0_react_text.__main__").CHAPTER
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch) / "ws"
+        shutil.copytree(spec.demo_workspace, workdir)
+        return spec.run(task, model=model, workdir=workdir)
 
 
 def full_width_stop(words: list[str]) -> Verdict:
-    from v0_react_text.agent import STOP
-
-    seen = Said(f"STOP is {STOP!r}", f"STOP 是 {STOP!r}")
-    if "Observation：" in STOP:
+    """Fresh actions that run on into an invented observation, spelt with the ASCII and
+    with the full-width colon, bold or not: the stop sequences the chapter sends must cut
+    every one, at most four of them."""
+    rng = fresh_random()
+    spellings = [rng.choice(["full-width", "bold, full-width"]), rng.choice(["plain", "bold"])]
+    spellings.append(rng.choice(list(made.INVENTED)))
+    rng.shuffle(spellings)
+    texts = [
+        made.action(rng, made.english(rng), runnable=True).text
+        + made.invented_observation(rng, how)
+        for how in spellings
+    ]
+    ending = made.final(rng, made.english(rng))
+    provider = StoppingProvider([*texts, ending.text])
+    result = run_on(provider, "An exercise check: run three commands, then finish.")
+    sent = provider.sent[0] if provider.sent else []
+    if any(len(stops) > MOST_STOPS for stops in provider.sent):
+        seen = Said(
+            f"the chapter sent {len(sent)} stop sequences", f"本章发送了 {len(sent)} 个停止序列"
+        )
+        hint = Said(
+            f"OpenAI accepts at most {MOST_STOPS} stop sequences, some servers fewer",
+            f"OpenAI 最多接受 {MOST_STOPS} 个停止序列，有些服务更少",
+        )
+        return Verdict(False, seen, hint)
+    whole = [texts.index(text) for text in provider.whole if text in texts]
+    if whole:
+        reply, spelt = texts[whole[0]], spellings[whole[0]]
+        seen = Said(
+            f"the stop sequences sent, {sent!r}, did not cut the reply {reply!r}",
+            f"发送的停止序列 {sent!r} 没有切断回复 {reply!r}",
+        )
+        if "full-width" in spelt:
+            hint = Said(
+                'add "Observation：" (a full-width colon) to STOP in agent.py',
+                '在 agent.py 的 STOP 里加上 "Observation："（全角冒号）',
+            )
+        else:
+            hint = Said(
+                'keep "Observation:" in STOP: the ASCII colon is still the common one',
+                '保留 STOP 里的 "Observation:"：ASCII 冒号仍然最常见',
+            )
+        return Verdict(False, seen, hint)
+    seen = Said(
+        f"the stop sequences sent, {sent!r}, cut {len(texts)} fresh replies at their "
+        f"invented observations ({', '.join(spellings)}); the run ended with `{result.stop}`",
+        f"发送的停止序列 {sent!r} 在编造的观察处切断了 {len(texts)} 条新生成的回复"
+        f"（{'、'.join(spellings)}）；运行以 `{result.stop}` 结束",
+    )
+    if result.stop == "done" and result.hallucinated_observations == 0 and result.tool_calls == 3:
         return Verdict(True, seen)
     hint = Said(
-        'add "Observation：" (a full-width colon) to STOP in agent.py',
-        '在 agent.py 的 STOP 里加上 "Observation："（全角冒号）',
+        "the replies cut at their observations should run three tools and finish",
+        "在观察处切断的回复应当运行三个工具然后结束",
     )
     return Verdict(False, seen, hint)
+
+
+# --- 0.5 -------------------------------------------------------------------------------
+
+
+def chinese_replies(rng: random.Random) -> list[made.Reply]:
+    """Fresh replies with translated keywords, alone or mixed with English ones."""
+    replies = []
+    for _ in range(5):
+        spelling = made.chinese(rng, ("thought", "action", "input"))
+        replies.append(made.action(rng, spelling, zh=rng.random() < 0.8))
+    for _ in range(2):
+        replies.append(made.final(rng, made.chinese(rng, ("final",)), zh=True))
+    return replies
 
 
 def chinese_keywords(words: list[str]) -> Verdict:
-    is_action, seen = parsed_as_action("zh-translated-keywords")
-    cases = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
-    chinese = [c for c in cases if "行动：" in c["text"] and c["expect"]["type"] == "action"]
-    seen = Said(
-        seen.en + f"; {len(chinese)} corpus case(s) with 行动： expect an action",
-        seen.zh + f"；语料中有 {len(chinese)} 条含 行动： 的例子期望得到行动",
-    )
-    if is_action and len(chinese) >= 3:
-        return Verdict(True, seen)
-    if not is_action:
+    """Fresh replies with 思考：/行动：/行动输入：/最终答案： parse to their steps; English
+    replies still do; a keyword in the middle of a line, or inside the JSON, is not one;
+    and the corpus holds the moved case and two more of the learner's own."""
+    rng = fresh_random()
+    zh = chinese_replies(rng)
+    english = [made.action(rng, made.english(rng)), made.final(rng, made.english(rng))]
+    content = {"path": "prompt.txt", "content": f"思考：{made.thought(rng, True)}\n行动：bash\n"}
+    written = json.dumps(content, ensure_ascii=False)  # the keywords as they are, unescaped
+    spelling = made.chinese(rng, ("action", "input"))
+    inside = made.action(rng, spelling, tool="write_file", args=content, written=written, zh=True)
+    command = json.dumps({"command": "ls"})
+    prose = made.error(f"我打算这样做，行动：bash\n参数是 行动输入：{command}")
+    miss = first_miss([*english, *zh, inside, prose])
+    if miss:
+        reply, got = miss
+        if any(reply is one for one in english):
+            hint = Said("the English keywords must still work", "英文关键字必须仍然有效")
+        elif reply is prose:
+            hint = Said(
+                "a keyword counts only at the start of a line, in Chinese as in English",
+                "关键字只在行首才算数，中文和英文一样",
+            )
+        elif reply is inside:
+            hint = Said(
+                "keywords inside the Action Input's JSON are text: recognise keyword lines, "
+                "never replace words in the whole reply",
+                "行动输入的 JSON 里的关键字只是文字：识别关键字行，不要在整条回复里替换词语",
+            )
+        else:
+            hint = Said(
+                "accept 思考, 行动, 行动输入 and 最终答案 with either colon, alone or mixed "
+                "with English keywords",
+                "接受 思考、行动、行动输入 和 最终答案，两种冒号都行，单独使用或与英文关键字混用",
+            )
+        return Verdict(False, missed(reply, got), hint)
+    cases = corpus()
+    problem = corpus_problem(cases, "zh-translated-keywords")
+    if problem:
+        return problem
+    translated = {case["text"] for case in cases if CHINESE_LINE.search(case["text"])}
+    translated.discard(SHIPPED["zh-translated-keywords"])
+    if len(translated) < 2:
+        seen = Said(
+            f"the corpus holds {len(translated)} case(s) of translated keywords besides "
+            "`zh-translated-keywords`",
+            f"除了 `zh-translated-keywords`，语料里有 {len(translated)} 条翻译关键字的例子",
+        )
         hint = Said(
-            "accept 思考：, 行动：, 行动输入： and 最终答案：",
-            "接受 思考：、行动：、行动输入： 和 最终答案：",
+            "add two cases of your own, for example a 最终答案： reply and one that mixes "
+            "Thought: with 行动：",
+            "再加两条你自己的，例如一条 最终答案： 回复，和一条把 Thought: 与 行动： 混用的",
         )
         return Verdict(False, seen, hint)
-    hint = Said(
-        "move the case to an expected action and add two of your own",
-        "把这一条改为期望行动，再加两条你自己的",
+    seen = Said(
+        f"{len(zh)} fresh replies with translated keywords parse to their steps (one was "
+        f"{zh[0].text!r}), English ones still do, and the corpus holds "
+        f"{len(translated)} more case(s) of your own, all as expected",
+        f"{len(zh)} 条新生成的中文关键字回复都解析成了各自的步骤（其中一条是 {zh[0].text!r}），"
+        f"英文回复照旧，语料里另有 {len(translated)} 条你自己的例子，全部符合期望",
     )
-    return Verdict(False, seen, hint)
+    return Verdict(True, seen)
 
 
 EXERCISES = {

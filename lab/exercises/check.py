@@ -72,8 +72,9 @@ class Exercise:
 
 
 LIVE = Said(
-    "it needs a live model: compare your runs with the table the exercise asks for",
-    "它需要在线模型：把你的运行和练习要求的表格对照",
+    "it needs a live model: compare your runs with the table the exercise asks for; "
+    "the solutions page has a rubric",
+    "它需要在线模型：把你的运行和练习要求的表格对照；参考答案页有评分标准",
 )
 MEASURE = Said(
     "it asks for a measurement and what you make of it: the solutions page has a rubric",
