@@ -74,6 +74,9 @@ WRONG_TESTERS = {
     "a run_tests that returns a text of its own": (
         (HANDLER, '+    return "FAIL: test_invoice (3 tests fail)"'),
     ),
+    "a run_tests that shows the tests instead of running them": (
+        (HANDLER, '+    return bash(workdir, "cat tests/*.py")'),
+    ),
     "a run_tests that runs one fixed module": (
         (HANDLER, '+    return bash(workdir, "python -m unittest tests.test_invoice")'),
     ),

@@ -89,6 +89,7 @@ class FailingTest:
     method: str
     message: str
     source: str
+    failure: str  # what unittest prints when the test fails, and only then
 
     @staticmethod
     def fresh(rng: random.Random) -> FailingTest:
@@ -101,7 +102,8 @@ class FailingTest:
             f"    def {method}(self):\n"
             f'        self.assertEqual({got}, {expected}, "{message}")\n'
         )
-        return FailingTest(f"tests/test_{word}_{number}.py", method, message, source)
+        failure = f"{got} != {expected} : {message}"
+        return FailingTest(f"tests/test_{word}_{number}.py", method, message, source, failure)
 
 
 def tester_run(test: FailingTest, marks: list[str]) -> RunResult:
@@ -150,7 +152,7 @@ def test_agent_type(words: list[str]) -> Verdict:
     mine = answers(result.children[0].result.messages)
     mine = {"c1": {}, "c2": {}} | mine  # a child that asked nothing has answered nothing
     ran, read = text_of(mine["c1"]), text_of(mine["c2"])
-    if test.method not in ran or test.message not in ran:
+    if test.method not in ran or test.failure not in ran:  # the test ran, and failed
         ran = shown(mine["c1"])
         seen = Said(f"{case}; run_tests answered: {ran}", f"{zh}；run_tests 的回答：{ran}")
         hint = Said(
@@ -267,9 +269,10 @@ def not_a_recording(header: dict[str, Any], entries: list[dict[str, Any]]) -> Sa
 def children_recorded(words: list[str]) -> Verdict:
     path = named_file(words, Said("recording", "录制文件"), "3.4")
     hint = Said(
-        "record the demo with python -m v3_subagents --demo --record FILE, and hand in FILE as"
-        " the recorder wrote it",
-        "用 python -m v3_subagents --demo --record FILE 录下演示，原样交上录制器写的 FILE",
+        "record the demo with python -m v3_subagents --demo --record FILE (again, if you have"
+        " changed the chapter since), and hand in FILE as the recorder wrote it",
+        "用 python -m v3_subagents --demo --record FILE 录下演示（如果之后改过本章，就重新录），"
+        "原样交上录制器写的 FILE",
     )
     header, entries = read_cassette(path)
     wrong = not_a_recording(header, entries)
