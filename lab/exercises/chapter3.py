@@ -296,13 +296,13 @@ def children_recorded(words: list[str]) -> Verdict:
         stop = f"`{result.stop}`" + (f": {result.error[:120]}" if result.error else "")
         wrong.append(Said(f"the run ended with {stop}", f"运行以 {stop} 结束"))
     sections = ", ".join(f"{key or 'parent'} {n}" for key, n in lines.items())
-    made = f"{path}, recorded by {header['model']} at {header['recorded_at']}"
-    asked = sum(replay.asked.values())
+    zh_sections = "，".join(f"{key or '父智能体'} {n} 行" for key, n in lines.items())
+    model, at, asked = header["model"], header["recorded_at"], sum(replay.asked.values())
     seen = Said(
-        f"{made}, lines by section: {sections}; replayed, {asked} requests compared with their"
-        f" digests, {len(replay.printed)} message(s) differ in a command's output only"
-        + "".join(f"; {said.en}" for said in wrong),
-        f"{made}，各部分的行数：{sections}；回放时 {asked} 个请求与摘要比对，"
+        f"{path}, recorded by {model} at {at}, lines by section: {sections}; replayed,"
+        f" {asked} requests compared with their digests, {len(replay.printed)} message(s)"
+        " differ in a command's output only" + "".join(f"; {said.en}" for said in wrong),
+        f"{path}，由 {model} 于 {at} 录制，各部分：{zh_sections}；回放时 {asked} 个请求与摘要比对，"
         f"{len(replay.printed)} 条消息只在命令输出上不同"
         + "".join(f"；{said.zh}" for said in wrong),
     )
