@@ -123,7 +123,7 @@ def test_a_recording_of_the_children_is_done_and_the_scripted_demo_is_not(
     subprocess.run(demo, cwd=REPO, capture_output=True, timeout=600, check=True)
     done = exercise("3.4", str(recording))
     assert done.returncode == 0, done.stdout
-    assert "child tags ['toolu_03', 'toolu_04', 'toolu_06']" in done.stdout
+    assert "lines by section: parent 6, toolu_03 4, toolu_04 3, toolu_06 3" in done.stdout
     not_recorded = exercise("1.4", str(REPO / "v1_tool_loop/demo/cassette.jsonl"))
     assert not_recorded.returncode == 1
     assert "is scripted, without request digests" in not_recorded.stdout
