@@ -379,7 +379,7 @@ def dependent_calls_in_order(rng: Random) -> Verdict:
     """A command that writes a file after half a second, a read of it, then a chain of edits
     of that file, each needing the one before: run all at once, the read finds no file
     and the edits find no text."""
-    words = [secrets.token_hex(3) for _ in range(rng.randint(3, 5))]
+    words = [secrets.token_hex(3) for _ in range(rng.randint(4, 6))]
     name = f"{secrets.token_hex(3)}.txt"
     blocks = [tool_use("w", "bash", {"command": f"sleep 0.5; echo {words[0]} > {name}"})]
     blocks.append(tool_use("r1", "read_file", {"path": name}))
