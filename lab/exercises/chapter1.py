@@ -176,14 +176,15 @@ def list_dir_tool(words: list[str]) -> Verdict:
     ]
     answers = results(run_replies("v1_tool_loop", *replies, FINISH))[1:]
     expected = {top: {*files, *(f + "/" for f in folders)}, asked[1]: {inner}}
-    case = f"{top}/ holding {', '.join(sorted(expected[top]))}"
+    held = ", ".join(sorted(expected[top]))
+    case = Said(f"{top}/ holding {held}", f"{top}/，里面有 {held}")
     for path, answer in zip(asked, answers, strict=False):
         if path not in expected:
             break
         got = text_of(answer)
         seen = Said(
-            f"list_dir {path!r} (a fresh folder {case}) answered {got[:100]!r}",
-            f"list_dir {path!r}（一个新建的文件夹 {case}）的回答：{got[:100]!r}",
+            f"list_dir {path!r} (a fresh folder {case.en}) answered {got[:100]!r}",
+            f"list_dir {path!r}（一个新建的文件夹 {case.zh}）的回答：{got[:100]!r}",
         )
         if "unknown tool" in got:
             hint = Said(
@@ -199,10 +200,10 @@ def list_dir_tool(words: list[str]) -> Verdict:
             return Verdict(False, seen, hint)
     outside = answers[2] if len(answers) > 2 else {}
     seen = Said(
-        f"list_dir listed a fresh folder {case} and its folder {folders[0]}/; list_dir '..' "
+        f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; list_dir '..' "
         f"answered {text_of(outside)[:80]!r}",
-        f"list_dir 列出了新建的文件夹 {case} 和其中的 {folders[0]}/；list_dir '..' 的回答："
-        f"{text_of(outside)[:80]!r}",
+        f"list_dir 列出了新建的文件夹 {case.zh}；又列出了其中的 {folders[0]}/；"
+        f"list_dir '..' 的回答：{text_of(outside)[:80]!r}",
     )
     if outside.get("is_error"):
         return Verdict(True, seen)
@@ -429,6 +430,7 @@ def ctrl_c_stops_commands(rng: Random) -> Verdict:
         started = time.monotonic()
         try:
             result = run_replies("v1_tool_loop", calls(*blocks))
+            took = time.monotonic() - started
             time.sleep(max(0.0, started + 3 - time.monotonic()))  # past the commands' end
         except KeyboardInterrupt:
             seen = Said("Ctrl-C came out of the run", "Ctrl-C 从运行里漏了出来")
@@ -441,9 +443,9 @@ def ctrl_c_stops_commands(rng: Random) -> Verdict:
     answered = [text_of(answer) for answer in results(result)]
     seen = Said(
         f"Ctrl-C during two commands: the run ended with `{result.stop}` after "
-        f"{time.monotonic() - started:.1f} s, {len(answered)} of 4 calls answered, marks left "
+        f"{took:.1f} s, {len(answered)} of 4 calls answered, marks left "
         f"by {left or 'none'}",
-        f"两个命令运行时按下 Ctrl-C：运行在 {time.monotonic() - started:.1f} 秒后以 "
+        f"两个命令运行时按下 Ctrl-C：运行在 {took:.1f} 秒后以 "
         f"`{result.stop}` 结束，4 个调用中 {len(answered)} 个有回答，留下记号的有 {left or '无'}",
     )
     if result.stop == "interrupted" and not left and answered[2:] == [INTERRUPTED] * 2:
