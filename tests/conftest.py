@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,13 @@ from hypothesis import settings
 from llm.anthropic_model import AnthropicModel
 from llm.openai_model import OpenAIModel
 from tests.fake_provider import FakeProvider
+
+# A shell that starts a command in the background (`pytest &`, nohup, some CI runners)
+# starts it with SIGINT ignored, and Python then never turns Ctrl-C into
+# KeyboardInterrupt, nor do the programs the tests start: the tests of what Ctrl-C does
+# would fail for a reason of the shell's.  They get Python's usual handler back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # A busy machine (a shared server, a CI runner) may take many times longer than usual
 # for one example: hypothesis checks behaviour here, never speed.

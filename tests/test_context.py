@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from llm.anthropic_model import AnthropicModel
 from llm.cassette import ReplayModel
 from llm.errors import ContextTooLong, ModelError
-from llm.tokens import estimate_request
+from llm.tokens import estimate_block, estimate_request
 from llm.types import Message, Reply, Usage
 from llm.windows import FALLBACK_WINDOW, REPLAY_BUDGET, default_budget
 from llm.wrapper import Wrapper
@@ -29,6 +29,7 @@ from v4_memory.context import (
     CUT_NOTE,
     KEEP_SHARE,
     KEEP_TURNS,
+    NOTE_TOKENS,
     PREVIEW_CHARS,
     SUMMARY_PREFIX,
     SUMMARY_SYSTEM,
@@ -515,8 +516,10 @@ def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(
     store: SessionStore,
 ) -> None:
     """What the window lets through is what is sent: the note appended after `fit` counts,
-    in the history as it is and in stage 1's view, so no request passes the budget by it."""
-    note = Layer("runtime", "Runtime: 2026-12-02 09:30, model replay, work dir ~/w. " * 3)
+    in the history as it is and in stage 1's view, so no request passes the budget by it;
+    one longer than NOTE_TOKENS counts in full."""
+    note = Layer("runtime", "Runtime: 2026-12-02 09:30, model replay, work dir ~/w. " * 30)
+    assert estimate_block({"type": "text", "text": note.text}) > NOTE_TOKENS
     with store.create() as session:
         session.append(user("Read the logs."))
         window = ContextWindow(Summariser("done"), session, budget=20_000)
@@ -527,3 +530,26 @@ def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(
             view = window.fit(SYSTEM, TOOLS, note.text)
             assert window.tokens == estimate_request(SYSTEM, with_runtime(view, note), TOOLS)
             assert window.tokens <= window.budget
+
+
+def test_a_runtime_note_of_another_length_compacts_on_the_same_turn(store: SessionStore) -> None:
+    """A recording's note names one model spec and folder, its replay's another: a note
+    within NOTE_TOKENS changes nothing the window decides, so a strict replay asks for
+    its summary on the turn the recording did, wherever the course lives."""
+    short = "<runtime>\nModel: openai:fake\nWork directory: /tmp/w\n</runtime>"
+    longer = short.replace("/tmp/w", "/home/learner/" + "course/" * 16 + "w")
+    sizes = [estimate_block({"type": "text", "text": note}) for note in (short, longer)]
+    assert sizes[0] < sizes[1] <= NOTE_TOKENS
+    decided = []
+    for note in (short, longer):
+        with store.create() as session:
+            session.append(user("Read the logs."))
+            window = ContextWindow(Summariser("done"), session, budget=4_000)
+            sent = []
+            for _ in range(10):
+                tool_turn(session, 4_000)
+                window.fit(SYSTEM, TOOLS, note)
+                sent.append(window.tokens)
+            decided.append((sent, [(c.turn, c.stage, c.tokens_before) for c in window.compactions]))
+    assert decided[0] == decided[1]
+    assert {stage for _, stage, _ in decided[0][1]} == {1, 2}  # both stages taken

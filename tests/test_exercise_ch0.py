@@ -16,9 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.solutions import apply_diff, copy_course, read_solutions, run_check
+from tests.solutions import (
+    apply_diff,
+    copy_course,
+    handed_out_without_solutions,
+    read_solutions,
+    run_check,
+)
 
-SOLUTIONS = read_solutions()
+FORK = handed_out_without_solutions()  # the worked solutions these tests build on are not here
+pytestmark = pytest.mark.skipif(FORK, reason="a class fork: its solutions page is a placeholder")
+SOLUTIONS = {} if FORK else read_solutions()
 CORPUS = Path("tests") / "data" / "react_replies.jsonl"
 
 
@@ -147,7 +155,8 @@ def test_0_1_a_parser_that_rejects_every_reply_is_not_done(tmp_path: Path) -> No
 
 # --- 0.2 Accept one more variant ---------------------------------------------------------
 
-BACKTICKS = SOLUTIONS["0.2"].blocks[0].text  # the worked solution's change to _unfence
+# the worked solution's change to _unfence
+BACKTICKS = SOLUTIONS["0.2"].blocks[0].text if SOLUTIONS else ""
 ACTION_LS = {"type": "action", "tool": "bash", "args": {"command": "ls"}, "thought": ""}
 UNFENCE = "let `_unfence` take off one backtick on each side"
 
@@ -271,7 +280,8 @@ def test_0_3_cutting_the_reply_in_the_loop_instead_is_not_done(tmp_path: Path) -
 
 # --- 0.5 Support Chinese keywords ---------------------------------------------------------
 
-CHINESE = SOLUTIONS["0.5"].blocks[0].text  # the worked solution's change to the parser
+# the worked solution's change to the parser
+CHINESE = SOLUTIONS["0.5"].blocks[0].text if SOLUTIONS else ""
 MOVED = {
     "type": "action",
     "tool": "bash",
@@ -371,7 +381,7 @@ def test_0_5_a_chinese_keyword_in_the_middle_of_a_line_is_not_done(tmp_path: Pat
 ENGLISH_AND_CHINESE = """+    r"(thought|action[ \\t]+input|action|final[ \\t]+answer|observation"
 +    r"|思考|行动输入|行动|最终答案)"
 """
-assert ENGLISH_AND_CHINESE in CHINESE
+assert FORK or ENGLISH_AND_CHINESE in CHINESE
 CHINESE_ONLY = CHINESE.replace(
     ENGLISH_AND_CHINESE, '+    r"(思考|行动输入|行动|最终答案|observation)"\n'
 )

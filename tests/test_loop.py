@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from llm.tokens import estimate_request
@@ -70,25 +71,29 @@ def test_a_cassette_that_runs_out_is_an_error_not_an_invented_reply(tmp_path: Pa
 
 
 def test_ctrl_c_during_a_tool_answers_every_call_and_keeps_history(tmp_path: Path) -> None:
-    # The first command sends SIGINT to this very process (bash's parent), just as
-    # Ctrl-C in a terminal would, while the loop is waiting for the tool.  The sleep
-    # outlasts the signal's way to the loop on a busy machine; only the loop gets the
-    # signal, not the sleep, which ends on its own (a terminal's Ctrl-C reaches both).
+    # The command sends SIGINT to this very process (bash's parent), just as Ctrl-C in
+    # a terminal would, while the loop is waiting for the tool.  The sleep outlasts the
+    # signal's way to the loop on a busy machine; only the loop gets the signal, not the
+    # sleep, which the loop stops (a terminal's Ctrl-C reaches both).  A file call comes
+    # first, so that the call finished before the interrupt is one that no loop would
+    # run side by side with the command (exercise 6 runs commands together).
     model = replay(
         (
             [
-                tool("t1", "bash", command="echo before > before.txt"),
+                tool("t1", "write_file", path="before.txt", content="before\n"),
                 tool("t2", "bash", command="kill -INT $PPID; sleep 30"),
                 tool("t3", "write_file", path="never.txt", content="x"),
             ],
             "tool_use",
         ),
     )
+    started = time.monotonic()
     result = run("do three things", model=model, workdir=tmp_path)
     assert result.stop == "interrupted"
+    assert time.monotonic() - started < 20  # the sleep was stopped, not waited for
     assert (tmp_path / "before.txt").exists() and not (tmp_path / "never.txt").exists()
     answers = result.messages[2]["content"]
-    assert answers[0]["content"] == "(no output)" and not answers[0]["is_error"]
+    assert answers[0]["content"] == "wrote 1 line to before.txt" and not answers[0]["is_error"]
     assert [a["content"] for a in answers[1:]] == ["interrupted by the user"] * 2
     assert_valid_history(result.messages)
 

@@ -30,6 +30,13 @@ from .session import Session
 Tools = list[dict[str, Any]] | None  # the tool schemas sent with a request
 Flush = Callable[[list[Message]], None] | None  # the memory flush, given the view
 
+# The runtime note names the model spec and the work folder, whose length differs from one
+# run to the next (a recording and its replay); counted at its length, it would move a
+# compaction to another turn, and a strict replay would then stop there.  So it counts as
+# at least this many tokens, more than it takes in a folder of the usual depth; a longer
+# one counts in full, so that no request passes the budget by it.
+NOTE_TOKENS = 100
+
 # --- Stage 1: old tool results cut to a preview ------------------------------------------------
 
 KEEP_TURNS = 3  # the tool results of the last three model calls are always sent whole
@@ -135,7 +142,8 @@ class ContextWindow:
 
     def fit(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
         """The messages to send next, within the budget; ContextFull if they cannot be.
-        `note`, a text that will end the request (the runtime note), counts too."""
+        `note`, a text that will end the request (the runtime note), counts too, as
+        NOTE_TOKENS unless it is longer."""
         self.turn += 1
         return self._fit(system, tools, note, forced=False)
 
@@ -163,7 +171,7 @@ class ContextWindow:
         return self._summarise(boundaries[-1], messages, tokens, flush=True)
 
     def _fit(self, system: str, tools: Tools, note: str, *, forced: bool) -> list[Message]:
-        self._note = estimate_block({"type": "text", "text": note}) if note else 0
+        self._note = max(NOTE_TOKENS, estimate_block({"type": "text", "text": note})) if note else 0
         view, size = self._view(system, tools)
         tokens = self._corrected(size)
         if forced or tokens > self.budget:

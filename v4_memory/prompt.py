@@ -196,7 +196,9 @@ def cut_note(label: str, tokens: int, shown: int) -> str:
 
 def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:
     """Facts about this call, in the note that ends the request, where the clock costs no
-    cache; of fixed width, so a demo's figures are the same on every machine."""
+    cache.  The model spec and the folder make its length differ from one machine to the
+    next, so the context window counts it as a fixed size unless it is longer
+    (`context.NOTE_TOKENS`)."""
     facts = [
         f"Date and time: {now.isoformat(sep=' ', timespec='minutes')}",
         f"Model: {model_name}",
