@@ -132,6 +132,7 @@ def test_given_the_same_terms_fts5_ranks_as_the_store(seed: int, tmp_path: Path)
     assert sum(first) / len(first) >= claimed - 0.05
 
 
+@pytest.mark.docs  # the figures the docs show, as recorded
 def test_the_recorded_recall_is_what_the_bilingual_set_gives_now(tmp_path: Path) -> None:
     """Recall does not depend on the machine: the docs' figures are measured again here."""
     lines = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
@@ -185,6 +186,7 @@ def test_the_worked_example_prints_scores_that_match_the_store() -> None:
     assert re.findall(r"total: (\w) ", done.stdout) == ["A", "B"]  # pytest memory, coffee memory
 
 
+@pytest.mark.docs  # the figures the docs show, as recorded
 def test_the_recorded_figures_bear_out_what_chapter_4_says() -> None:
     """Section 7 says FTS5, given the same terms, searches faster at the largest size, opens
     at once and holds a fraction of the store's memory; section 4.8 that its recall at 3 is
