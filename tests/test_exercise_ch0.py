@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,8 @@ def course(tmp_path: Path, *diffs: str) -> tuple[Path, Path]:
 
 
 def check(root: Path, home: Path, number: str, *words: str) -> subprocess.CompletedProcess[str]:
-    return run_check(" ".join(["python -m lab exercise", number, *words]), root, home)
+    command = " ".join(["python -m lab exercise", number, *map(shlex.quote, words)])
+    return run_check(command, root, home)  # a path may hold a space
 
 
 def not_done(done: subprocess.CompletedProcess[str], hint: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +48,8 @@ def home_of(course: Path) -> Path:
 
 
 def check(course: Path, *words: str) -> subprocess.CompletedProcess[str]:
-    return run_check(f"python -m lab exercise {' '.join(words)}", course, home_of(course))
+    quoted = " ".join(map(shlex.quote, words))  # a path may hold a space
+    return run_check(f"python -m lab exercise {quoted}", course, home_of(course))
 
 
 def learner(course: Path) -> dict[str, str]:

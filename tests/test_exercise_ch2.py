@@ -10,6 +10,7 @@ change the wrong way (`pytest -m "not docs"` leaves them out)."""
 from __future__ import annotations
 
 import json
+import shlex
 import textwrap
 from pathlib import Path
 
@@ -27,7 +28,8 @@ def check(tmp_path: Path, number: str, *diffs: str, words: str = "") -> str:
     home.mkdir(exist_ok=True)
     for diff in diffs:
         apply_diff(course, textwrap.dedent(diff), f"a wrong answer to {number}")
-    done = run_check(f"python -m lab exercise {number} {words}".strip(), course, home)
+    quoted = shlex.quote(words) if words else ""  # a path, which may hold a space
+    done = run_check(f"python -m lab exercise {number} {quoted}".strip(), course, home)
     said = done.stdout + done.stderr
     assert done.returncode == (0 if ": done." in done.stdout else 1), said
     return said

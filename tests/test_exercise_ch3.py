@@ -14,6 +14,7 @@ of the demo spoilt one way or another.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -58,7 +59,8 @@ def check_with(diff: str, tmp_path: Path, *words: str) -> str:
     course, home = copy_course(tmp_path / "course"), tmp_path / "home"
     home.mkdir()
     apply_diff(course, diff)
-    return output(run_check(" ".join(["python -m lab exercise 3.3", *words]), course, home))
+    command = " ".join(["python -m lab exercise 3.3", *map(shlex.quote, words)])
+    return output(run_check(command, course, home))
 
 
 # --- 3.3 A `test` agent type ---------------------------------------------------------------
