@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.solutions import REPO, copy_course, fenced_blocks
 
 # The test files that read the solutions page or its code, and those that read every
@@ -40,6 +42,7 @@ def git(*words: str, cwd: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.docs  # it runs the docs' tests in the fork: the course as it ships
 def test_the_fork_without_solutions_holds_none_and_passes_its_tests(tmp_path: Path) -> None:
     assert fork_steps("zh") == fork_steps("en"), "both guides give the same steps"
     course = copy_course(tmp_path / "course")
