@@ -338,8 +338,10 @@ AS_THEY_COME = """--- a/v1_tool_loop/parallel.py
 -from concurrent.futures import ThreadPoolExecutor, wait
 +from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 @@ def side_by_side
--    return [future.result() for future in futures]
-+    return [future.result() for future in as_completed(futures)]
+-            while wait(futures, timeout=0.1).not_done:
+-                if pressed.is_set():
+-                    stop_running_commands()
++            futures = list(as_completed(futures))  # the order they finish in
 """
 SKIPS_SLOW_COMMANDS = """--- a/v1_tool_loop/tools.py
 +++ b/v1_tool_loop/tools.py

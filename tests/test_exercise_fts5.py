@@ -29,7 +29,9 @@ pytestmark = [
     ),
     pytest.mark.skipif(fts5_missing() is not None, reason="this sqlite has no FTS5"),
 ]
-SOLUTION = next(block.text for block in read_solutions()["4.5"].blocks if block.kind == "diff")
+SOLUTIONS = {} if handed_out_without_solutions() else read_solutions()
+DIFFS = [b.text for b in SOLUTIONS["4.5"].blocks if b.kind == "diff"] if SOLUTIONS else []
+SOLUTION = DIFFS[0] if DIFFS else ""  # nothing to build on in a class fork
 END = "+\n+\n class NaiveTfidf:\n"  # where the solution's class ends
 ADD_COMMITTED = (
     "+        with self.db:  # committed when the block ends, or rolled back if it fails\n"
@@ -39,7 +41,7 @@ FORGET_COMMITTED = '+        with self.db:\n+            self.db.execute("DELETE
 
 
 def changed(old: str, new: str) -> str:
-    assert old in SOLUTION, f"the worked solution 4.5 no longer has {old!r}"
+    assert not SOLUTIONS or old in SOLUTION, f"the worked solution 4.5 no longer has {old!r}"
     return SOLUTION.replace(old, new)
 
 
