@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 
 from llm.console import fit_streams
@@ -59,6 +60,17 @@ def run_benchmarks(argv: list[str]) -> int:
 def main(argv: list[str]) -> int:
     fit_streams()
     adopt_orphans()  # what the agents' commands leave behind, however detached
+    try:
+        status = dispatch(argv)
+        sys.stdout.flush()  # here, so that a reader gone away is caught below
+        return status
+    except BrokenPipeError:  # `python -m lab tasks | head`: the rest is not wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def dispatch(argv: list[str]) -> int:
+    """The subcommand's own `main`, given the rest of the command line."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
     if command == "compare":
         return compare.main(rest)

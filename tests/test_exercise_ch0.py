@@ -439,13 +439,15 @@ def test_0_5_the_worked_solution_with_other_cases_of_ones_own_is_done(tmp_path: 
 # --- the command -------------------------------------------------------------------------
 
 
-def test_a_listing_into_a_pipe_closed_early_ends_without_a_traceback() -> None:
-    """`python -m lab exercise | head`: the reader has gone before the listing is written."""
+@pytest.mark.parametrize("command", [["exercise"], ["tasks"], ["--help"]])
+def test_a_listing_into_a_pipe_closed_early_ends_without_a_traceback(command: list[str]) -> None:
+    """`python -m lab exercise | head`, or any other listing of the lab: the reader has gone
+    before it is written."""
     read, write = os.pipe()
     os.close(read)
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "lab", "exercise"],
+            [sys.executable, "-m", "lab", *command],
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,

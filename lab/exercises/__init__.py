@@ -82,16 +82,6 @@ def split_lang(argv: list[str]) -> tuple[list[str], str]:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        status = answer(argv)
-        sys.stdout.flush()  # here, so that a reader gone away is caught below
-        return status
-    except BrokenPipeError:  # `python -m lab exercise | head`: the rest is not wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-
-
-def answer(argv: list[str]) -> int:
     """What the command prints, and its exit code: 0 done (or no check), 1 not done, 2 usage."""
     try:
         argv, lang = split_lang(argv)
