@@ -7,6 +7,7 @@
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
+    python -m lab clean [--yes]                                     what the demos left in /tmp
 
 `python -m lab compare --help` lists the comparison's flags.
 """
@@ -20,7 +21,7 @@ import sys
 from llm.console import fit_streams
 from machine import adopt_orphans
 
-from . import compare, exercises, figures, shape, view
+from . import clean, compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -86,6 +87,8 @@ def dispatch(argv: list[str]) -> int:
         return figures.main(rest)
     if command == "exercise":
         return exercises.main(rest)
+    if command == "clean":
+        return clean.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2
 
