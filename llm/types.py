@@ -146,10 +146,13 @@ def with_user_text(messages: list[Message], text: str) -> list[Message]:
     """A new list: `messages` with `text` said last by the user, as the last block of the
     last message when that is the user's (so that the roles still alternate), else as a
     user message of its own.  The caller's messages are left as they are."""
-    *before, last = messages
+    request = list(messages)  # one copy of the history, the least a new list can cost
+    last = request[-1]
     if last["role"] != "user":
-        return [*messages, {"role": "user", "content": text}]
-    return [*before, {**last, "content": [*blocks(last), {"type": "text", "text": text}]}]
+        request.append({"role": "user", "content": text})
+    else:
+        request[-1] = {**last, "content": [*blocks(last), {"type": "text", "text": text}]}
+    return request
 
 
 def _blank_text(block: Block) -> bool:
