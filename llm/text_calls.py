@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from .errors import ModelError
@@ -26,6 +27,9 @@ from .types import Block, Reply
 PARSE_VARIABLE = "AGENT_TEXT_TOOL_CALLS"
 ARGUMENT_KEYS = ("arguments", "parameters", "input")
 MAX_OBJECTS = 20  # a reply is short; past this many `{` it is prose or code, not a call
+# A reply that is only a call's name, as some chat formats begin a call (`functions.bash:`):
+# the server cut the call off, or blanked it; taken for text, it would end the run "done".
+EMPTY_CALL = re.compile(r"\s*(?:functions\.)?([A-Za-z_][\w-]*)\s*:?\s*")
 
 SERVER_SETTINGS = (
     "start llama.cpp's llama-server with --jinja; llama-cpp-python's server with "
@@ -57,7 +61,16 @@ def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
     if not tools or any(block["type"] == "tool_use" for block in reply.content):
         return reply
     text = "\n".join(block["text"] for block in reply.content if block["type"] == "text")
-    calls = calls_in_text(text, {tool["name"] for tool in tools})
+    names = {tool["name"] for tool in tools}
+    empty = EMPTY_CALL.fullmatch(text)
+    if empty and empty.group(1) in names:  # the call's name and nothing after it
+        raise ToolCallInText(
+            f"the server sent {text.strip()!r}, the start of a call to {empty.group(1)} with "
+            f"nothing after it, as the model's text: a server setting, not an answer: "
+            f"{SERVER_SETTINGS}",
+            reply,
+        )
+    calls = calls_in_text(text, names)
     if not calls:
         return reply
     if os.environ.get(PARSE_VARIABLE) == "1":

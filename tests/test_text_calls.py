@@ -78,6 +78,32 @@ def test_a_call_left_in_the_text_stops_the_run_and_says_what_to_change(
     assert "AGENT_TEXT_TOOL_CALLS=1" in line
 
 
+@pytest.mark.parametrize("text", ["functions.bash:", "functions.read_file:\n", " bash: "])
+def test_a_reply_that_is_only_a_calls_name_is_a_server_setting_not_an_answer(
+    text: str,
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion(text))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path)
+
+    out, err = capsys.readouterr()
+    assert code == 1 and "── tool_call_in_text:" in out  # not "done" with nothing done
+    (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
+    assert repr(text.strip()) in line and "with nothing after it" in line
+
+
+@pytest.mark.parametrize("text", ["functions.unknown:", "Done:", "bash: the tests pass."])
+def test_a_short_answer_that_is_not_an_offered_call_is_an_answer(
+    text: str, tmp_path: Path, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_provider.reply(openai_completion(text))
+    assert run_chapter_1(fake_provider, monkeypatch, tmp_path) == 0
+
+
 def test_the_recording_of_such_a_run_replays_to_the_same_stop(
     tmp_path: Path,
     fake_provider: FakeProvider,
