@@ -153,7 +153,10 @@ class OpenAIModel:
             return AuthenticationFailed(
                 f"{where} refused the API key ({detail}). Check OPENAI_API_KEY."
             )
-        if isinstance(exc, sdk.NotFoundError) and not isinstance(exc.body, dict):
+        named = self.model.lower() in json.dumps(exc.body or {}).lower() + detail.lower()
+        if isinstance(exc, sdk.NotFoundError) and not (isinstance(exc.body, dict) and named):
+            # A web page, or a JSON 404 that names no model (`{"detail": "Not Found"}` from
+            # a server whose address lacks /v1): the address is wrong, not the model.
             return ModelError(
                 f"nothing answers at {exc.request.url} ({detail}): is OPENAI_BASE_URL the "
                 "API address (often ending in /v1)?"
@@ -180,9 +183,13 @@ class OpenAIModel:
             )
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(where, self.base_url, self.timeout, exc)
-        if isinstance(exc, (sdk.APIConnectionError, sdk.InternalServerError)) or (
-            isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500
-        ):
+        if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500:
+            return ProviderUnavailable(
+                f"{where} answered HTTP {exc.status_code} after {attempts(exc)} ({detail}): "
+                "the server is running but failed on this request; its own log says why "
+                "(a model that did not load, a chat template that failed, no memory left)"
+            )
+        if isinstance(exc, sdk.APIConnectionError):
             return ProviderUnavailable(
                 f"no answer from {where} after {attempts(exc)} ({detail}). "
                 "Is the server running and OPENAI_BASE_URL right?"

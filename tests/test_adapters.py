@@ -1201,3 +1201,26 @@ def test_anthropic_call_ids_are_unique_so_each_child_replays_its_own(
             "second report",
         ]
         assert len({child.call_id for child in result.children}) == 2
+
+
+def test_a_json_404_that_names_no_model_says_to_check_the_base_url(
+    openai_model: OpenAIModel, fake_provider: FakeProvider
+) -> None:
+    """llama-cpp-python's server at an address without /v1 answers a JSON 404 of its own."""
+    fake_provider.queue(404, {"detail": "Not Found"}, NO_RETRY)
+
+    message = model_error(openai_model)
+
+    assert "OPENAI_BASE_URL" in message and "/v1" in message
+    assert "no model" not in message
+
+
+def test_a_500_says_the_server_answered_and_failed_not_that_it_is_not_running(
+    openai_model: OpenAIModel, fake_provider: FakeProvider
+) -> None:
+    fake_provider.fail(500, {"error": {"message": "llama_decode returned -3"}}, NO_RETRY)
+
+    message = model_error(openai_model)
+
+    assert "answered HTTP 500" in message and "llama_decode returned -3" in message
+    assert "its own log" in message and "Is the server running" not in message
