@@ -385,6 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     if comparison.interrupted:
         print("interrupted: the runs above finished; the others did not run", file=sys.stderr)
         return 130
+    if comparison.records and not any(record.finished for record in comparison.records):
+        why = report.unfinished_cell(comparison.records, "en")
+        print(f"error: no run could finish ({why}): the tables measure nothing", file=sys.stderr)
+        return 1
     return 0
 
 

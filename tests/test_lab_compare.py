@@ -798,3 +798,16 @@ def test_records_that_cannot_be_written_at_the_end_are_kept_elsewhere(
     assert kept != gone and json.loads(kept.read_text()) == document
     assert f"error: cannot write {gone}: No such file or directory" in capsys.readouterr().err
     kept.unlink()
+
+
+def test_a_comparison_where_no_run_could_finish_says_so_and_fails(
+    live_env: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every run rate limited: the tables measure nothing, and the exit code says so."""
+    monkeypatch.setenv("AGENT_RETRIES", "0")
+    for _ in range(2):
+        live_env.fail(429, RATE_LIMITED)
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert compare.main([*argv, "--runs", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "error: no run could finish (2 rate limited): the tables measure nothing" in err
