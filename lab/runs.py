@@ -39,6 +39,7 @@ from llm.errors import (
     RateLimited,
 )
 from llm.spec import load_model
+from llm.text_calls import ToolCallInText
 from llm.tokens import estimate_request
 from llm.wrapper import Wrapper
 
@@ -131,6 +132,7 @@ UNFINISHED: tuple[tuple[type[ModelError], str], ...] = (
     (ProviderUnavailable, "provider error"),
     (AuthenticationFailed, "provider error"),
     (ModelNotFound, "provider error"),
+    (ToolCallInText, "tool-call setting"),  # the server left the model's call in its text
 )
 
 
@@ -427,7 +429,7 @@ def run_job(
             seed_path(opened.path).unlink(missing_ok=True)
         solved, verdict, outcome = False, "interrupted before it finished", "interrupted"
     else:
-        failure = watched.failure if result.stop == "error" else None
+        failure = watched.failure if result.stop in ("error", ToolCallInText.stop) else None
         outcome = outcome_of(failure, False)
         if outcome in CHECKED:
             checked = judged(job.task, workdir, result.answer, seed, checker)
@@ -435,7 +437,9 @@ def run_job(
             outcome = outcome_of(failure, solved)
         else:  # not checked: what is in the workspace is only what the run got to
             solved, verdict = False, f"could not finish: {outcome}"
-    usage = result.usage
+    usage, turns = result.usage, result.turns
+    if isinstance(failure, ToolCallInText):  # the reply came and was paid for, though no
+        usage, turns = usage + failure.reply.usage, turns + 1  # turn of the loop took it
     return Record(
         chapter=job.chapter,
         task=job.task.name,
@@ -447,7 +451,7 @@ def run_job(
         verdict=verdict,
         stop=result.stop,
         error=result.error,
-        turns=result.turns,
+        turns=turns,
         tool_calls=result.tool_calls,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

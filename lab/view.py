@@ -114,6 +114,7 @@ TEXTS = {
     "rate limited": "rate limited",
     "provider error": "provider error",
     "window full": "window full",
+    "tool-call setting": "tool-call setting",
     "model error": "model error",
 }
 LABELS = {lang: {key: word(text, lang) for key, text in TEXTS.items()} for lang in LANGS}

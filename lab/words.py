@@ -26,6 +26,7 @@ ZH = {
     "rate limited": "被限流",
     "provider error": "服务商出错",
     "window full": "窗口已满",
+    "tool-call setting": "服务的工具调用设置",
     "model error": "模型出错",
     "interrupted": "被中断",
     "its own counts": "各章自己的计数",

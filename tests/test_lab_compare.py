@@ -29,7 +29,7 @@ from llm import Model, Reply
 from llm.result import tool_uses
 from llm.types import RUNTIME_TAG
 from tests.conftest import OfflineComparison
-from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
+from tests.fake_provider import FakeProvider, anthropic_message, openai_completion, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
@@ -811,3 +811,21 @@ def test_a_comparison_where_no_run_could_finish_says_so_and_fails(
     assert compare.main([*argv, "--runs", "2"]) == 1
     err = capsys.readouterr().err
     assert "error: no run could finish (2 rate limited): the tables measure nothing" in err
+
+
+def test_a_call_the_server_left_in_the_text_is_a_setting_that_could_not_finish(
+    fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The reply came, and was paid for: its turn and tokens count; the run is not "not
+    solved" by the chapter but stopped by the server's tool-call setting."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.url + "/v1")
+    call = '```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```'
+    fake_provider.reply(openai_completion(call, usage=(757, 141)))
+    records = tmp_path / "r.json"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "openai:local"]
+    assert compare.main([*argv, "--json", str(records)]) == 1  # nothing could finish
+    (record,) = json.loads(records.read_text())["records"]
+    assert record["stop"] == "tool_call_in_text" and record["outcome"] == "tool-call setting"
+    assert record["verdict"] == "could not finish: tool-call setting"
+    assert (record["turns"], record["input_tokens"], record["output_tokens"]) == (1, 757, 141)
