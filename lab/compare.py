@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     if comparison.interrupted:
         print("interrupted: the runs above finished; the others did not run", file=sys.stderr)
         return 130
-    if comparison.records and not any(record.finished for record in comparison.records):
+    if comparison.records and all(r.outcome in UNMEASURED for r in comparison.records):
         why = report.unfinished_cell(comparison.records, "en")
         print(f"error: no run could finish ({why}): the tables measure nothing", file=sys.stderr)
         return 1
@@ -409,6 +409,11 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
             check_writable(path)
     if isinstance(source, Replayed):
         print(replay_warning(args.replay_dir, jobs), file=sys.stderr)
+
+
+# What stopped a run before it measured anything of its chapter: the provider or the
+# server, not the chapter (a full --window is a measurement: how far each chapter got).
+UNMEASURED = ("rate limited", "provider error", "tool-call setting", "model error")
 
 
 def check_writable(path: Path) -> None:

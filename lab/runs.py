@@ -423,13 +423,13 @@ def run_job(
         if isinstance(opened, RecordingModel) and opened.close() and seed is not None:
             seed_path(opened.path).write_text(str(seed), encoding="utf-8")
     wall = time.monotonic() - started
+    failure = watched.failure if result.stop in ("error", ToolCallInText.stop) else None
     if result.stop == "interrupted":
         if isinstance(opened, RecordingModel) and opened.replies:
             opened.path.unlink()  # a run cut short is not counted, so not kept to replay either
             seed_path(opened.path).unlink(missing_ok=True)
         solved, verdict, outcome = False, "interrupted before it finished", "interrupted"
     else:
-        failure = watched.failure if result.stop in ("error", ToolCallInText.stop) else None
         outcome = outcome_of(failure, False)
         if outcome in CHECKED:
             checked = judged(job.task, workdir, result.answer, seed, checker)
