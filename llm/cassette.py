@@ -29,7 +29,14 @@ from .console import counted, shown_path
 from .errors import CassetteError
 from .text_calls import ToolCallInText, check_tool_calls
 from .tokens import estimate_usage
-from .types import RUNTIME_TAG, STOP_REASONS, Message, Model, Reply, unique_call_ids
+from .types import (
+    STOP_REASONS,
+    Message,
+    Model,
+    Reply,
+    unique_call_ids,
+    without_runtime,
+)
 from .wrapper import Wrapper, for_child
 
 FORMAT = "cassette/1"
@@ -203,19 +210,6 @@ def request_digest(
         "stop": list(stop or []),
         "messages": [_digest(without_runtime(message)) for message in messages],
     }
-
-
-def without_runtime(message: Message) -> Message:
-    """The message without its runtime note, if it has one."""
-    content = message["content"]
-    if isinstance(content, str):
-        return message
-    kept = [block for block in content if not is_runtime(block)]
-    return message if len(kept) == len(content) else {**message, "content": kept}
-
-
-def is_runtime(block: dict[str, Any]) -> bool:
-    return block.get("type") == "text" and str(block.get("text", "")).startswith(RUNTIME_TAG)
 
 
 def describe_difference(

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from .types import blocks, without_runtime
+
 PREVIEW_LINES = 4
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -257,7 +259,7 @@ class Stepping:
     ) -> Any:
         if not self.running[0]:
             self._pause(system, messages, tools)
-        self.sent = [dict(message) for message in messages]
+        self.sent = [as_sent(message) for message in messages]
         return self.inner.complete(system, messages, tools=tools, stop=stop, max_tokens=max_tokens)
 
     def child(self, key: str) -> Stepping:
@@ -285,6 +287,8 @@ class Stepping:
                 return
             elif not key:
                 return
+            else:
+                self._write(f"{key!r} is not a key here ({STEP_KEYS})")
 
     def _summary(self, system: str, messages: list[Any], tools: list[dict] | None) -> str:
         from .tokens import estimate_message, estimate_request
@@ -298,7 +302,9 @@ class Stepping:
         before = self.sent
         if before is None:
             return head + "\n   the first call: everything is new"
-        if messages[: len(before)] == before:
+        # Chapter 4 ends each request with a runtime note on its last message: the note
+        # moves on, and the message it left is the same message.
+        if list(map(as_sent, messages[: len(before)])) == before:
             added = messages[len(before) :]
             lines = [f"   added since the last call: {len(added)}"]
         else:  # chapter 4 compacted, or a reminder rewrote a message: not a plain append
@@ -313,6 +319,12 @@ class Stepping:
     def _write(self, text: str, end: str = "\n") -> None:
         with Console._lock:
             print(visible(text), end=end, file=self.out, flush=True)
+
+
+def as_sent(message: Any) -> tuple[str, list[Any]]:
+    """What a pause compares of a message: its role and blocks, without a runtime note (a
+    text given as a string or as one text block is the same text)."""
+    return message["role"], blocks(without_runtime(message))
 
 
 def content_text(content: Any) -> str:
@@ -330,7 +342,7 @@ def content_text(content: Any) -> str:
         elif block.get("type") == "tool_result":
             result = block.get("content", "")
             parts.append(result if isinstance(result, str) else json.dumps(result))
-    return " ".join(parts)
+    return "\n".join(parts)  # two results of one message on lines of their own
 
 
 def whole_request(system: str, messages: list[Any], tools: list[dict] | None) -> str:

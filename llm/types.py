@@ -142,6 +142,21 @@ def blocks(message: Message) -> list[Block]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
+def without_runtime(message: Message) -> Message:
+    """The message without its runtime note, if it has one."""
+    content = message["content"]
+    if isinstance(content, str):
+        return message
+    kept = [block for block in content if not is_runtime(block)]
+    return message if len(kept) == len(content) else {**message, "content": kept}
+
+
+def is_runtime(block: dict[str, Any]) -> bool:
+    """A runtime note: a text block that begins with RUNTIME_TAG (chapter 4 ends each
+    request with one; it says when and where the call is made)."""
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(RUNTIME_TAG)
+
+
 def with_user_text(messages: list[Message], text: str) -> list[Message]:
     """A new list: `messages` with `text` said last by the user, as the last block of the
     last message when that is the user's (so that the roles still alternate), else as a

@@ -130,3 +130,29 @@ def test_a_live_run_steps_too(fake_provider: FakeProvider, tmp_path: Path) -> No
     second = done.stdout.split("── about to send: ")[2]
     assert "added since the last call: 2" in second and "Looking. bash(" in second
     assert re.search(r"\+ user +≈ +\d+ tokens  hello from the tool", second)
+
+
+def test_chapter_4s_moving_runtime_note_is_not_a_rewrite() -> None:
+    """Each request ends with a runtime note on its last message; at the next call that
+    message is the same message, and only what was added is listed."""
+    done = step("v4_memory", "\n" * 4)
+    assert done.returncode == 0, done.stderr
+    pauses = done.stdout.split("── about to send: ")[2:5]  # before stage 1 trims anything
+    assert len(pauses) == 3 and all("added since the last call: 2" in p for p in pauses)
+
+
+def test_an_unknown_key_says_which_keys_there_are() -> None:
+    done = step("v1_tool_loop", "x\nc\n")
+    assert done.returncode == 0, done.stderr
+    assert "'x' is not a key here (Enter: send it · r: show the whole request" in done.stdout
+
+
+def test_r_shows_each_tool_result_of_a_message_on_lines_of_its_own() -> None:
+    from llm.console import whole_request
+
+    results = [
+        {"type": "tool_result", "tool_use_id": "a", "content": "first result"},
+        {"type": "tool_result", "tool_use_id": "b", "content": "second result"},
+    ]
+    shown = whole_request("sys", [{"role": "user", "content": results}], None)
+    assert "first result\nsecond result" in shown
