@@ -9,7 +9,7 @@ import re
 import pytest
 
 from lab import bench_memory, figures
-from llm.cassette import without_runtime
+from llm.types import without_runtime
 from v4_memory.prompt import assemble
 
 pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from llm import Reply
-from llm.cassette import ReplayModel, is_runtime, without_runtime
+from llm.cassette import ReplayModel
 from llm.errors import ContextTooLong
 from llm.result import CONTINUE
-from llm.types import RUNTIME_TAG
+from llm.types import RUNTIME_TAG, is_runtime, without_runtime
 from machine import jsonl
 from tests.scripted import assert_valid_history, text, tool, write_cassette
 from v4_memory.agent import run
