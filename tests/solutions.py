@@ -24,6 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 PAGE = REPO / "docs" / "en" / "solutions.md"
 # What a copy of the course holds: what the exercises change and what their checks run.
@@ -84,6 +86,14 @@ def handed_out_without_solutions(page: Path = PAGE) -> bool:
     page that has its chapters but lost a solution is not a fork: its tests fail."""
     text = page.read_text(encoding="utf-8")
     return "\n## " not in text and len(text.splitlines()) < 12
+
+
+def builds_on_the_solutions() -> pytest.MarkDecorator:
+    """The mark of a test that reads the worked solutions: in a class fork, where the page
+    is the placeholder, it is skipped and says why."""
+    return pytest.mark.skipif(
+        handed_out_without_solutions(), reason="a class fork: its solutions page is a placeholder"
+    )
 
 
 def read_solutions(page: Path = PAGE) -> dict[str, Solution]:

@@ -24,17 +24,13 @@ import pytest
 from tests.solutions import (
     REPO,
     apply_diff,
+    builds_on_the_solutions,
     copy_course,
-    handed_out_without_solutions,
     read_solutions,
     run_check,
 )
 
-SOLUTIONS = read_solutions()
-# The 3.3 tests are the worked solution with one thing wrong: a class fork has no solutions.
-FORK = pytest.mark.skipif(
-    handed_out_without_solutions(), reason="a class fork: its solutions page is a placeholder"
-)
+SOLUTIONS = read_solutions()  # the 3.3 tests are the worked solution with one thing wrong
 
 
 def output(done: subprocess.CompletedProcess[str]) -> str:
@@ -105,7 +101,7 @@ WRONG_TESTERS = {
 }
 
 
-@FORK
+@builds_on_the_solutions()
 @pytest.mark.docs  # the course as it ships: doing the exercise changes it
 @pytest.mark.parametrize("wrong", WRONG_TESTERS)
 def test_a_test_agent_without_its_tool_or_with_more_is_not_done(wrong: str, tmp_path: Path) -> None:
@@ -114,7 +110,7 @@ def test_a_test_agent_without_its_tool_or_with_more_is_not_done(wrong: str, tmp_
     assert "(exit code 1)" in said and "failing with '" in said, said  # names the case it tried
 
 
-@FORK
+@builds_on_the_solutions()
 @pytest.mark.docs  # the course as it ships: doing the exercise changes it
 def test_the_worked_test_agent_is_done_on_a_test_made_fresh_each_time(tmp_path: Path) -> None:
     course, home = copy_course(tmp_path / "course"), tmp_path / "home"
