@@ -24,6 +24,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from llm.console import shown_size
 from machine import USER_ID
 
 from .figures.demos import MEASURING
@@ -82,10 +83,6 @@ def remove(path: Path) -> None:
         path.unlink()
 
 
-def shown(count: int) -> str:
-    return f"{count / 1e6:,.1f} MB" if count >= 100_000 else f"{count / 1e3:,.0f} kB"
-
-
 def clean(folders: list[Path], *, yes: bool, home: Path) -> int:
     """List the leftovers in `folders`, and remove them if `yes`; what `main` prints."""
     found = leftovers(folders)
@@ -93,7 +90,7 @@ def clean(folders: list[Path], *, yes: bool, home: Path) -> int:
     if not found:
         print(f"nothing left by the course in {', '.join(map(str, dict.fromkeys(folders)))}")
     for path in found[:SHOWN]:
-        print(f"  {path}  {shown(size_of(path))}")
+        print(f"  {path}  {shown_size(size_of(path))}")
     if len(found) > SHOWN:
         print(f"  … and {len(found) - SHOWN} more")
     if own.is_dir():
@@ -102,7 +99,7 @@ def clean(folders: list[Path], *, yes: bool, home: Path) -> int:
         return 0
     total = sum(map(size_of, found))
     if not yes:
-        print(f"{len(found)} left, {shown(total)}: `python -m lab clean --yes` removes them")
+        print(f"{len(found)} left, {shown_size(total)}: `python -m lab clean --yes` removes them")
         return 0
     failed = []
     for path in found:
@@ -110,7 +107,7 @@ def clean(folders: list[Path], *, yes: bool, home: Path) -> int:
             remove(path)
         except OSError as error:
             failed.append(f"{path}: {error.strerror or error}")
-    print(f"removed {len(found) - len(failed)} of {len(found)}, {shown(total)}")
+    print(f"removed {len(found) - len(failed)} of {len(found)}, {shown_size(total)}")
     for line in failed:
         print(f"could not remove {line}")
     return 1 if failed else 0

@@ -156,6 +156,11 @@ def counted(number: int, one: str, many: str = "") -> str:
     return f"{number} {one if number == 1 else many or one + 's'}"
 
 
+def shown_size(count: int) -> str:
+    """A number of bytes as a person reads it: kB below a megabyte, MB from there on."""
+    return f"{count / 1e6:,.1f} MB" if count >= 1_000_000 else f"{max(1, round(count / 1e3))} kB"
+
+
 def shown_path(path: Path) -> str:
     """A path relative to the current folder when it is below it, else absolute: short to
     read, and the same wherever the repository is checked out."""

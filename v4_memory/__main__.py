@@ -14,7 +14,7 @@ from typing import Any
 
 from llm import Console, Model, ModelError, default_budget
 from llm.cli import Chapter, UsageError, main
-from llm.console import counted
+from llm.console import counted, shown_size
 from machine import adopt_orphans
 from v2_todos.todos import latest_plan, render
 
@@ -87,17 +87,12 @@ def workdir_of(session: Session) -> Path:
 # --- the interactive commands: each gets the next run's arguments and the rest of the line
 
 
-def size(count: int) -> str:
-    """A file's size as `/sessions` shows it: kB below a megabyte, MB from there on."""
-    return f"{count / 1e6:,.1f} MB" if count >= 1_000_000 else f"{max(1, round(count / 1e3))} kB"
-
-
 def list_sessions(state: dict[str, Any], _: str) -> str:
     session = state["session"]
     rows = [
         f"{'*' if info.id == session.id else ' '} {info.id}  "
-        f"{info.last_active:%Y-%m-%d %H:%M}  {info.messages:>4} messages {size(info.size):>8}  "
-        f"{info.first_line[:50]}"
+        f"{info.last_active:%Y-%m-%d %H:%M}  {info.messages:>4} messages "
+        f"{shown_size(info.size):>8}  {info.first_line[:50]}"
         for info in SessionStore(session.path.parent, workdir=workdir_of(session)).list()
     ]
     return "\n".join(rows) or "no sessions yet"
