@@ -45,7 +45,18 @@ from llm.spec import load_model
 from . import report, view
 from .chapters import chapters
 from .progress import Progress
-from .runs import Job, Limits, Live, Record, Replayed, Scripted, Source, cassette_path, run_job
+from .runs import (
+    UNMEASURED,
+    Job,
+    Limits,
+    Live,
+    Record,
+    Replayed,
+    Scripted,
+    Source,
+    cassette_path,
+    run_job,
+)
 from .tasks import Task, TaskError, featured_names, load_task
 
 MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
@@ -409,11 +420,6 @@ def check_before_running(jobs: list[Job], source: Source, args: argparse.Namespa
             check_writable(path)
     if isinstance(source, Replayed):
         print(replay_warning(args.replay_dir, jobs), file=sys.stderr)
-
-
-# What stopped a run before it measured anything of its chapter: the provider or the
-# server, not the chapter (a full --window is a measurement: how far each chapter got).
-UNMEASURED = ("rate limited", "provider error", "tool-call setting", "model error")
 
 
 def check_writable(path: Path) -> None:

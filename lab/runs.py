@@ -134,6 +134,9 @@ UNFINISHED: tuple[tuple[type[ModelError], str], ...] = (
     (ModelNotFound, "provider error"),
     (ToolCallInText, "tool-call setting"),  # the server left the model's call in its text
 )
+# What stopped a run before it measured anything of its chapter: the provider or the
+# server, not the chapter (a full --window is a measurement: how far each chapter got).
+UNMEASURED = ("rate limited", "provider error", "tool-call setting", "model error")
 
 
 def outcome_of(failure: ModelError | None, solved: bool) -> str:
