@@ -10,7 +10,7 @@ a session of 1,000 realistic messages (`lab.bench_sessions.conversation`):
   request is under the budget and when stage 1 trims old results at every turn, and
   stage 1 again in a session of 10,000 messages: only the new messages are estimated
   and trimmed, added to the window's running total, so the figure hardly grows;
-* the first `fit` after a resume, when every message is estimated once;
+* the first `fit` after a resume, on the estimates the session's lines keep;
 * one stage-1 view computed from nothing (`trim_old_results`);
 * one stage-2 compaction in a running session (the earlier turns already counted):
   the transcript, the session record and the new estimate, the summarising model's
@@ -18,6 +18,19 @@ a session of 1,000 realistic messages (`lab.bench_sessions.conversation`):
 * the whole chapter 4 loop's own time per turn in that session (target: under 1 ms):
   the prompt's layers rebuilt, the window's fit, the session's appends, a tool call
   dispatched; measured from one model call's return to the next call.
+
+And how the costs grow with the session (`measure_growth`): chapter 4's `run` resumed on
+sessions of 100 to 100,000 messages, in CPU seconds, with a model that answers at once
+and estimates nothing, so every figure is the harness's own:
+
+* opening the session (its file read back, every message's stored estimate with it);
+* the first prompt: from the session open to the first model call (the prompt's
+  layers, the plan read back, the first fit of the window);
+* the harness's time per turn after that (median over the turns).
+
+Targets, as ratios measured in the same run: the first prompt at 100,000 messages
+under 0.1 s and at most 5 times that at 1,000; opening plus the first prompt at 100,000
+under 2.5 s; the time per turn at 100,000 at most 3 times that at 100.
 
 Sessions are written without fsync, so the disk's time is not counted either.
 """
@@ -45,6 +58,12 @@ from v4_memory.session import SESSIONS_DIR, Session, SessionStore
 TURN_TARGET = 1e-3  # seconds of harness time per turn
 SIZE = 1_000  # messages in the session
 LARGE = 10_000  # messages in the session where stage 1 is timed again
+GROWTH = (100, 1_000, 10_000, 100_000)  # session sizes of `measure_growth`
+QUICK_GROWTH = (100, 1_000, 5_000)
+FIRST_TARGET = 0.1  # CPU seconds of the first prompt at 100,000 messages
+FIRST_RATIO = 5  # the first prompt at 100,000 messages against 1,000, at most
+OPEN_FIRST_TARGET = 2.5  # CPU seconds: opening plus the first prompt at 100,000 messages
+TURN_RATIO = 3  # the time per turn at 100,000 messages against 100, at most
 SUMMARY = Reply(
     [{"type": "text", "text": "The user asked for a fix; it is half done."}], "end_turn"
 )
@@ -142,7 +161,7 @@ def measure_cold(store: SessionStore, repeats: int) -> None:
             start = time.perf_counter()
             trim_old_results(history)
             views.append(time.perf_counter() - start)
-    print(f"first fit after a resume (every message counted): {min(resumes) * 1e3:.1f} ms")
+    print(f"first fit after a resume (the estimates read back): {min(resumes) * 1e3:.1f} ms")
     print(f"one stage-1 view from nothing: {min(views) * 1e3:.2f} ms")
 
 
@@ -191,6 +210,85 @@ def measure_loop(root: Path, turns: int) -> None:
     session.close()
 
 
+class ClockedModel:
+    """Answers at once, `turns` calls in all, and notes the process's CPU time at each
+    call and return.  Its replies carry no usage, so nothing is estimated on its side."""
+
+    name = "bench"
+
+    def __init__(self, turns: int) -> None:
+        self.turns = turns
+        self.calls: list[float] = []
+        self.returns: list[float] = []
+
+    def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
+        self.calls.append(time.process_time())
+        if len(self.calls) < self.turns:  # "noop" is no tool: answered at once, as an error
+            call = {"type": "tool_use", "id": f"t{len(self.calls)}", "name": "noop", "input": {}}
+            reply = Reply([call], "tool_use")
+        else:
+            reply = Reply([{"type": "text", "text": "done"}], "end_turn")
+        self.returns.append(time.process_time())
+        return reply
+
+
+def saved_session(workdir: Path, size: int) -> tuple[SessionStore, str]:
+    """A session of `size` messages in `workdir`, closed, and gone from memory once returned."""
+    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir, sync=False)
+    with store.create({"chapter": "bench"}) as session:
+        fill(session, conversation(random.Random(10)), size)
+    return store, session.id
+
+
+def growth_costs(root: Path, size: int, turns: int) -> tuple[float, float, float]:
+    """CPU seconds to open a session of `size` messages, of the first prompt, and per turn."""
+    from v4_memory.agent import run
+
+    workdir = root / f"growth-{size}"
+    store, session_id = saved_session(workdir, size)
+    start = time.process_time()
+    session = store.open(session_id)
+    opened = time.process_time()
+    model = ClockedModel(turns)
+    with session:
+        run("Go on.", model=model, workdir=workdir, max_turns=turns, session=session,
+            context_budget=10**9)  # fmt: skip
+    gaps = [call - ret for ret, call in zip(model.returns[:-1], model.calls[1:], strict=True)]
+    return opened - start, model.calls[0] - opened, statistics.median(gaps)
+
+
+def measure_growth(root: Path, sizes: tuple[int, ...], turns: int) -> None:
+    costs = {}
+    for size in sizes:
+        costs[size] = opening, first, turn = growth_costs(root, size, turns)
+        print(
+            f"chapter 4 resumed on {size:>7,} messages: open {opening:.3f} s, first prompt "
+            f"{first:.3f} s, then {turn * 1e3:.3f} ms per turn (CPU, median of {turns - 1})"
+        )
+    largest, smallest = max(sizes), min(sizes)
+    opening, first, turn = costs[largest]
+    checks = [
+        (f"first prompt at {largest:,}", first, f"< {FIRST_TARGET} s", first < FIRST_TARGET),
+        (
+            f"open + first prompt at {largest:,}",
+            opening + first,
+            f"< {OPEN_FIRST_TARGET} s",
+            opening + first < OPEN_FIRST_TARGET,
+        ),
+    ]
+    if 1_000 in costs and largest > 1_000:
+        ratio = first / costs[1_000][1]
+        checks.append(
+            (f"first prompt, {largest:,} / 1,000", ratio, f"≤ {FIRST_RATIO}×", ratio <= FIRST_RATIO)
+        )
+    ratio = turn / costs[smallest][2]
+    checks.append(
+        (f"per turn, {largest:,} / {smallest:,}", ratio, f"≤ {TURN_RATIO}×", ratio <= TURN_RATIO)
+    )
+    for label, value, target, ok in checks:
+        print(f"  {label}: {value:.3f} (target {target}: {'ok' if ok else 'OVER TARGET'})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lab.bench_context", description=__doc__.split("\n")[0]
@@ -206,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         measure_cold(store, 2 if args.quick else 5)
         measure_summary(store, 1 if args.quick else 3)
         measure_loop(Path(root), 20 if args.quick else 100)
+        measure_growth(Path(root), QUICK_GROWTH if args.quick else GROWTH, 20 if args.quick else 50)
     return 0
 
 

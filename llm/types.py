@@ -8,6 +8,8 @@ print them, save them as JSON and read them without knowing any class.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -168,6 +170,20 @@ def with_user_text(messages: list[Message], text: str) -> list[Message]:
     else:
         request[-1] = {**last, "content": [*blocks(last), {"type": "text", "text": text}]}
     return request
+
+
+@contextmanager
+def said_last(messages: list[Message], text: str) -> Iterator[list[Message]]:
+    """`messages` with `text` said last, as `with_user_text` says it, for the call made
+    inside the `with`: put into the list itself and taken out again when the call returns
+    or fails, so a request on a history of any length costs no copy of it.  Whatever
+    keeps a request past its call (a recording, `--step`) keeps a copy of its own."""
+    end = len(messages) - 1
+    last, messages[end:] = messages[end:], with_user_text(messages[end:], text)
+    try:
+        yield messages
+    finally:
+        messages[end:] = last
 
 
 def _blank_text(block: Block) -> bool:

@@ -20,7 +20,7 @@ from llm.anthropic_model import AnthropicModel
 from llm.cassette import ReplayModel
 from llm.errors import ContextTooLong, ModelError
 from llm.tokens import estimate_block, estimate_request
-from llm.types import Message, Reply, Usage
+from llm.types import Message, Reply, Usage, said_last
 from llm.windows import FALLBACK_WINDOW, REPLAY_BUDGET, default_budget
 from llm.wrapper import Wrapper
 from tests.fake_provider import FakeProvider, anthropic_error, anthropic_message, text
@@ -38,7 +38,7 @@ from v4_memory.context import (
     ContextWindow,
     trim_old_results,
 )
-from v4_memory.prompt import Layer, with_runtime
+from v4_memory.prompt import Layer
 from v4_memory.session import Session, SessionStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ class Summariser(Wrapper):
         self.requests: list[dict[str, Any]] = []
 
     def before(self, system: str, messages: list[Message], tools: list[dict] | None) -> None:
-        self.requests.append({"system": system, "messages": messages, "tools": tools})
+        self.requests.append({"system": system, "messages": list(messages), "tools": tools})
 
 
 def tool_turn(session: Session, chars: int = 2_000) -> None:
@@ -507,9 +507,14 @@ def test_the_benchmark_prints_its_figures() -> None:
         assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
     figure = r"fit \+ note_usage, stage 1 on, 10,000 messages: [\d.]+ ms median over \d+ turns"
     assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
-    assert re.search(r"first fit after a resume \(every message counted\): [\d.]+ ms", out), out
+    assert re.search(r"first fit after a resume \(the estimates read back\): [\d.]+ ms", out), out
     assert re.search(r"one stage-1 view from nothing: [\d.]+ ms", out), out
     assert re.search(r"one stage-2 compaction, model excluded: [\d.]+ ms", out), out
+    for size in ("100", "1,000", "5,000"):
+        resumed = rf"chapter 4 resumed on +{size} messages: open [\d.]+ s, first prompt [\d.]+ s"
+        assert re.search(rf"{resumed}, then [\d.]+ ms per turn", out), out
+    for target in (r"first prompt at 5,000: [\d.]+ \(target < 0.1 s", "per turn, 5,000 / 100"):
+        assert re.search(rf"  {target}.*: (ok|OVER TARGET)\)", out), out
 
 
 def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(
@@ -528,7 +533,8 @@ def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(
                 tool_turn(session, 4_000)
                 window.fit(SYSTEM, TOOLS, note.text)
             view = window.fit(SYSTEM, TOOLS, note.text)
-            assert window.tokens == estimate_request(SYSTEM, with_runtime(view, note), TOOLS)
+            with said_last(view, note.text) as request:
+                assert window.tokens == estimate_request(SYSTEM, request, TOOLS)
             assert window.tokens <= window.budget
 
 

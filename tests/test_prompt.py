@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from lab.figures.chapter4_prompt import shared_prefix_tokens
 from llm.tokens import cut_to_tokens, estimate_text
-from llm.types import RUNTIME_TAG
+from llm.types import RUNTIME_TAG, said_last
 from v4_memory.memory import MemoryStore
 from v4_memory.prompt import (
     BOOTSTRAP_CAP,
@@ -28,7 +28,6 @@ from v4_memory.prompt import (
     build_layers,
     describe,
     runtime,
-    with_runtime,
 )
 from v4_memory.skills import find_skills, skills_index
 
@@ -266,18 +265,27 @@ def test_the_runtime_note_holds_the_clock_the_model_and_the_work_directory(
 
 
 def test_the_runtime_note_ends_the_request_and_leaves_the_session_alone() -> None:
+    """The note is in the list for the call alone, and out again after it, even when the
+    call fails; the messages themselves are never changed."""
     note = runtime(Path("."), "m", NOW)
     task = [{"role": "user", "content": "Fix it."}]
-    sent = with_runtime(task, note)
-    assert sent == [
-        {"role": "user", "content": [{"type": "text", "text": "Fix it."}, {"type": "text",
-                                                                          "text": note.text}]}
-    ]  # fmt: skip
-    assert task == [{"role": "user", "content": "Fix it."}]  # the caller's list is unchanged
+    with said_last(task, note.text) as sent:
+        assert sent == [
+            {"role": "user", "content": [{"type": "text", "text": "Fix it."}, {"type": "text",
+                                                                              "text": note.text}]}
+        ]  # fmt: skip
+    assert task == [{"role": "user", "content": "Fix it."}]  # the caller's list as it was
     results = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
                                              "content": "ok"}]}]  # fmt: skip
-    assert with_runtime(results, note)[-1]["content"][-1]["text"] == note.text
-    assert len(results[-1]["content"]) == 1
+    first = results[0]
+    with pytest.raises(RuntimeError), said_last(results, note.text) as sent:
+        assert sent[-1]["content"][-1]["text"] == note.text
+        raise RuntimeError("the provider failed")
+    assert results == [first] and results[0] is first and len(first["content"]) == 1
+    answer = [*task, {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}]
+    with said_last(answer, note.text) as sent:  # after the model's turn: a user message of its own
+        assert sent[-1] == {"role": "user", "content": note.text} and len(sent) == 3
+    assert len(answer) == 2
 
 
 def test_files_are_read_again_on_every_build(project: Path) -> None:

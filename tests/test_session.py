@@ -21,14 +21,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llm.result import tool_uses
+from llm.tokens import estimate_message
 from llm.types import Message
 from machine import jsonl
+from v2_todos.todos import latest_plan
 from v4_memory.session import (
     INTERRUPTED,
+    Session,
     SessionBusy,
     SessionError,
     SessionNotFound,
     SessionStore,
+    plan_of,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,6 +60,11 @@ def answer(text: str) -> Message:
 
 
 CONVERSATION = [user("Fix the test."), call("t1"), results("t1"), answer("Fixed.")]
+
+
+def stored(message: Message) -> Message:
+    """`message` as its line holds it: with the estimate of its size."""
+    return {**message, "tokens": estimate_message(message)}
 
 
 def assert_valid_request(messages: list[Message]) -> None:
@@ -101,7 +110,7 @@ def test_a_session_resumes_with_the_same_messages(tmp_path: Path) -> None:
     assert header["type"] == "session" and header["schema"] == 1 and header["id"] == session.id
     assert header["model"] == "replay:demo.jsonl" and header["chapter"] == "v4_memory"
     assert header["created"].startswith(time.strftime("%Y-"))
-    assert lines == [jsonl.encode(message).decode().strip() for message in CONVERSATION]
+    assert lines == [jsonl.encode(stored(message)).decode().strip() for message in CONVERSATION]
 
 
 def test_a_torn_last_line_is_dropped_and_the_next_message_starts_a_fresh_line(
@@ -120,7 +129,7 @@ def test_a_torn_last_line_is_dropped_and_the_next_message_starts_a_fresh_line(
     with store.open(session_id) as session:
         assert session.messages() == CONVERSATION
         assert session.repairs == [f"{session_id}.jsonl:5: undecodable line skipped (20 bytes)"]
-    assert session.path.read_bytes().endswith(torn + b"\n" + jsonl.encode(answer("Fixed.")))
+    assert session.path.read_bytes().endswith(torn + b"\n" + jsonl.encode(stored(answer("Fixed."))))
 
 
 def test_a_tool_call_without_its_result_is_answered_with_an_error(tmp_path: Path) -> None:
@@ -259,11 +268,87 @@ def test_compaction_is_saved_and_replayed(tmp_path: Path) -> None:
     records = jsonl.load(session.path).records
     assert records[7] == {"type": "compaction", "upto": 4, "summary": summary}
     assert [r for r in records if "role" in r] == [
-        *CONVERSATION,
-        user("Now the docs."),
-        answer("Done."),
-        user("Thanks."),
+        *map(stored, CONVERSATION),
+        stored(user("Now the docs.")),
+        stored(answer("Done.")),
+        stored(user("Thanks.")),
     ], "every message is stored once, compacted or not"
+
+
+def assert_sizes_are_fresh(session: Session) -> None:
+    """What the session keeps of each message's size is what estimating it now gives."""
+    messages, sizes = session.messages(), list(session.history.sizes)
+    assert len(messages) - 1 <= len(sizes) <= len(messages), "one size per message of the history"
+    assert sizes == [estimate_message(message) for message in messages[: len(sizes)]]
+    assert session.history.tokens() == sum(map(estimate_message, messages))
+    calling = [n for n, message in enumerate(messages) if message["role"] == "assistant"]
+    calling = [n for n in calling if any(c["name"] == "bash" for c in tool_uses(messages[n]))]
+    assert list(session.history.calls("bash")) == calling, "each message that calls bash, once"
+
+
+def plan_call(tool_id: str, task: str) -> Message:
+    items = [{"content": task, "status": "in_progress"}]
+    return {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_id, "name": "todo_write", "input": {"items": items}}
+    ]}  # fmt: skip
+
+
+def test_the_plan_is_read_back_at_its_calls_alone(tmp_path: Path) -> None:
+    """`plan_of` reads the session's todo_write calls, the last first: the same plan as
+    reading every message, a refused update passed over, a summarised one gone."""
+    store = SessionStore(tmp_path)
+    refused = {"type": "tool_result", "tool_use_id": "p2", "content": "no", "is_error": True}
+    with store.create() as session:
+        for message in [
+            user("Fix the test."),
+            plan_call("p1", "read the test"),
+            results("p1"),
+            *CONVERSATION[1:3],
+            plan_call("p2", "give up"),
+            {"role": "user", "content": [refused]},
+            answer("Reading."),
+        ]:
+            session.append(message)
+        assert plan_of(session) == [{"content": "read the test", "status": "in_progress"}]
+    with store.open(session.id) as resumed:
+        assert list(resumed.history.calls("todo_write")) == [1, 5]
+        assert plan_of(resumed) == latest_plan(resumed.messages())
+        assert plan_of(resumed) == [{"content": "read the test", "status": "in_progress"}]
+        resumed.append(user("Go on."))
+        resumed.compact(5, user("Summary: the test was read."))
+        assert list(resumed.history.calls("todo_write")) == [1], "p2's message, now the second"
+        assert plan_of(resumed) == latest_plan(resumed.messages()) == []
+
+
+def test_a_resumed_session_is_not_estimated_again_and_a_wrong_figure_is_not_taken(
+    tmp_path: Path,
+) -> None:
+    """Each line keeps its message's estimate, so a long session opens without estimating
+    it again; a line without one (an older file) or with one that is no count is estimated."""
+    store = SessionStore(tmp_path)
+    with store.create() as session:
+        for message in CONVERSATION:
+            session.append(message)
+    lines = session.path.read_bytes().splitlines(keepends=True)
+    assert [json.loads(line)["tokens"] for line in lines[1:]] == list(session.history.sizes)
+
+    header, first, second, third, fourth = lines
+    kept = json.loads(second)
+    kept["tokens"] = 12_345  # trusted: the figure is the session's own
+    older = json.loads(third)
+    del older["tokens"]
+    path = session.path
+    for bad in ["12", -1, True, 2.5, None]:
+        wrong = json.loads(fourth) | {"tokens": bad}
+        path.write_bytes(b"".join([header, first, *map(jsonl.encode, [kept, older, wrong])]))
+        with store.open(session.id) as resumed:
+            assert resumed.messages() == CONVERSATION and resumed.repairs == []
+            assert list(resumed.history.sizes) == [
+                estimate_message(CONVERSATION[0]),
+                12_345,
+                estimate_message(CONVERSATION[2]),
+                estimate_message(CONVERSATION[3]),
+            ], f"tokens {bad!r}"
 
 
 def test_compaction_never_splits_a_call_from_its_result(tmp_path: Path) -> None:
@@ -460,11 +545,11 @@ def test_kill_9_while_appending_loses_at_most_the_line_being_written(tmp_path: P
         where = f"run {run}, killed {delay:.3f} s after its first append"
 
         loaded = jsonl.load(session.path)
-        stored = loaded.records[1:]
-        assert stored == [numbered(n) for n in range(len(stored))], where
+        lines = loaded.records[1:]
+        assert lines == [stored(numbered(n)) for n in range(len(lines))], where
         acknowledged = acks.read_text().count("\n")
-        assert acknowledged <= len(stored) <= acknowledged + 1, where
-        torn = f"{session.path.name}:{len(stored) + 2}: torn last line dropped"
+        assert acknowledged <= len(lines) <= acknowledged + 1, where
+        torn = f"{session.path.name}:{len(lines) + 2}: torn last line dropped"
         assert len(loaded.problems) <= 1, where
         assert all(problem.startswith(torn) for problem in loaded.problems), where
 
@@ -474,7 +559,9 @@ def test_kill_9_while_appending_loses_at_most_the_line_being_written(tmp_path: P
             after = resumed.messages()
         with store.open(session.id) as resumed:
             assert resumed.messages() == after, where
-        assert jsonl.load(session.path).records[1:] == [*stored, user("after the crash")], where
+        assert jsonl.load(session.path).records[1:] == [*lines, stored(user("after the crash"))], (
+            where
+        )
 
 
 # --- Any history, any order: still a valid request, and the same after a reload ----------------
@@ -525,10 +612,12 @@ def test_any_history_stays_valid_and_reloads_identically(steps: list) -> None:
                 assert session.messages() == before
             if session.messages():
                 assert_valid_request(session.messages())
+            assert_sizes_are_fresh(session)
         before = session.messages()
         session.close()
         with store.open(session.id) as reloaded:
             assert reloaded.messages() == before
+            assert_sizes_are_fresh(reloaded)
 
 
 def test_the_benchmark_prints_its_figures() -> None:

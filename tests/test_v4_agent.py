@@ -40,7 +40,8 @@ class Listening:
         return Listening(self.inner.child(key), self.requests)
 
     def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> Reply:
-        self.requests.append({"system": system, "messages": messages, "tools": tools})
+        # A copy: the list is the session's own, valid for this call only.
+        self.requests.append({"system": system, "messages": list(messages), "tools": tools})
         return self.inner.complete(system, messages, tools, stop, max_tokens)
 
 

@@ -185,8 +185,14 @@ class DelegationRunResult(PlanRunResult):
     children: list[Child] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        order = [call["id"] for message in self.messages for call in tool_uses(message)]
-        self.children.sort(key=lambda child: order.index(child.call_id))
+        """The children in the order of their calls, looked for from the end, where the
+        run's own calls are: a resumed session's earlier turns are not read."""
+        wanted, seen = {child.call_id for child in self.children}, []
+        for message in reversed(self.messages):
+            if wanted <= set(seen):
+                break
+            seen += [call["id"] for call in reversed(tool_uses(message))]
+        self.children.sort(key=lambda child: -seen.index(child.call_id))
 
     @property
     def usage(self) -> Usage:

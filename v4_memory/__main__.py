@@ -16,12 +16,12 @@ from llm import Console, Model, ModelError, default_budget
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted, shown_size
 from machine import adopt_orphans
-from v2_todos.todos import latest_plan, render
+from v2_todos.todos import render
 
 from .agent import TOOLS, layers, run, runtime_now
 from .context import ContextWindow
 from .prompt import assemble, describe
-from .session import SESSIONS_DIR, Session, SessionError, SessionStore
+from .session import SESSIONS_DIR, Session, SessionError, SessionStore, plan_of
 
 DEMO = Path(__file__).parent / "demo"
 # After the long task: the same session, resumed by a new process; then a new session,
@@ -143,7 +143,7 @@ CHAPTER = Chapter(
         "/resume": resume,
         "/compact": compact,
         "/prompt": show_prompt,
-        "/todos": lambda state, _: render(latest_plan(state["session"].messages())),
+        "/todos": lambda state, _: render(plan_of(state["session"])),
     },
     flags=flags,
     setup=setup,

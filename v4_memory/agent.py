@@ -31,15 +31,16 @@ from llm.cassette import for_child
 from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, continuation, tool_uses
+from llm.types import said_last
 from v1_tool_loop.tools import HANDLERS, SCHEMAS
-from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered, latest_plan
+from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered
 from v3_subagents.search import SEARCH_HANDLERS
 from v3_subagents.subagents import TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult
 from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
-from .prompt import Layer, assemble, build_layers, runtime_now, with_runtime
-from .session import SESSIONS_DIR, Session, SessionError, SessionStore
+from .prompt import Layer, assemble, build_layers, runtime_now
+from .session import SESSIONS_DIR, Session, SessionError, SessionStore, plan_of
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
 
 RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
@@ -79,11 +80,11 @@ def layers(workdir: Path, recalled: Sequence[Hit] = (), skills: str | None = Non
 def ask(model: Model, system: str, window: ContextWindow, note: Layer) -> Reply:
     """One call on the part of the session that fits the budget, the runtime note last."""
     try:
-        messages = with_runtime(window.fit(system, TOOLS, note.text), note)
-        return model.complete(system, messages, tools=TOOLS)
+        with said_last(window.fit(system, TOOLS, note.text), note.text) as sent:
+            return model.complete(system, sent, tools=TOOLS)
     except ContextTooLong:  # the estimate was low: make room, and ask again once
-        messages = with_runtime(window.fit_after_overflow(system, TOOLS, note.text), note)
-        return model.complete(system, messages, tools=TOOLS)
+        with said_last(window.fit_after_overflow(system, TOOLS, note.text), note.text) as sent:
+            return model.complete(system, sent, tools=TOOLS)
 
 
 def run(
@@ -124,8 +125,8 @@ def run(
 
     window = ContextWindow(model, session, budget, before_summary=save_before_summary)
     usage = []
-    # The plan so far, read back from the history, and chapter 2's tools plus task.
-    plan = Plan(latest_plan(session.messages()), remind_after)
+    # The plan so far, read back from the session, and chapter 2's tools plus task.
+    plan = Plan(plan_of(session), remind_after)
     schemas = {tool["name"]: tool for tool in TOOLS}
     handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
     handlers |= {  # and memory's tools, and the skills'

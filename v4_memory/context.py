@@ -138,7 +138,7 @@ class ContextWindow:
         self._refused_turn = -1  # the last turn the provider refused as too long
         self._fixed: tuple[str, Tools, int] = ("", None, 0)  # system, tools, their estimate
         self._note = 0  # the estimate of the text that will end the next request
-        self._start_count()
+        self._start_view()
 
     def fit(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
         """The messages to send next, within the budget; ContextFull if they cannot be.
@@ -167,7 +167,7 @@ class ContextWindow:
         messages, boundaries = self.session.messages(), self.session.boundaries()
         if not boundaries:
             return None
-        tokens = self._corrected(self._size(system, tools, messages))
+        tokens = self._corrected(self._size(system, tools))
         return self._summarise(boundaries[-1], messages, tokens, flush=True)
 
     def _fit(self, system: str, tools: Tools, note: str, *, forced: bool) -> list[Message]:
@@ -186,7 +186,7 @@ class ContextWindow:
     def _view(self, system: str, tools: Tools) -> tuple[list[Message], int]:
         """Stage 1: the history, or its view if the history is over the budget, and its size."""
         messages = self.session.messages()
-        size = self._size(system, tools, messages)
+        size = self._size(system, tools)
         if self._corrected(size) <= self.budget:
             self._trimming = False
             return messages, size
@@ -202,13 +202,13 @@ class ContextWindow:
     def _cut(self, tokens: int, forced: bool) -> int:
         """How many messages stage 2 summarises: all but the recent turns that fit in KEEP_SHARE
         of the budget, so one summary buys many turns and the work at hand keeps its text."""
-        cuts = [upto for upto in self.session.boundaries() if upto < len(self._sizes)]
+        before = list(itertools.accumulate(self.session.history.sizes, initial=0))  # before each
+        cuts = [upto for upto in self.session.boundaries() if upto < len(before) - 1]
         if not cuts:
             refused = "refused by the provider, " if forced else ""
             raise self._full(tokens, f"{refused}with no older turns left to summarise")
         room = KEEP_SHARE * min(tokens, self.budget) / self.ratio
-        before = list(itertools.accumulate(self._sizes, initial=0))  # the tokens before each
-        fits = [upto for upto in cuts if self._total - before[upto] <= room]
+        fits = [upto for upto in cuts if before[-1] - before[upto] <= room]
         return fits[0] if fits else cuts[-1]  # at the least, all but the last turn
 
     def _summarise(self, upto: int, view: list[Message], tokens: int, *, flush: bool) -> Compaction:
@@ -230,8 +230,8 @@ class ContextWindow:
         if reply.stop_reason == "max_tokens":
             text += "\n[the summary was cut off here]"
         self.session.compact(upto, {"role": "user", "content": f"{SUMMARY_PREFIX}\n\n{text}"})
-        self._start_count()  # the history's start changed: count it again
-        after = self._corrected(self._fixed[2] + self._count(self.session.messages()))
+        self._start_view()  # the history's start changed: its view starts again
+        after = self._corrected(self._fixed[2] + self.session.history.tokens())
         return self._record(2, tokens, after, f"{upto} messages summarised", reply.usage)
 
     def _full(self, tokens: int, why: str) -> ContextFull:
@@ -249,37 +249,31 @@ class ContextWindow:
     def _corrected(self, size: int) -> int:
         return math.ceil(size * self.ratio)
 
-    def _size(self, system: str, tools: Tools, messages: list[Message]) -> int:
+    def _size(self, system: str, tools: Tools) -> int:
+        """The next request's estimate: the session keeps each message's, and their sum."""
         if self._fixed[:2] != (system, tools):  # estimated again only when they change
             self._fixed = (system, tools, estimate_request(system, [], tools))
-        return self._fixed[2] + self._note + self._count(messages)
+        return self._fixed[2] + self._note + self.session.history.tokens()
 
-    def _start_count(self) -> None:
-        self._sizes: list[int] = []  # the estimate of each message counted, by position
-        self._old: list[Message] = []  # stage 1's view of the first messages, as it grows
-        self._total, self._saved = 0, 0  # the sizes' sum, and the tokens that view saves
+    def _start_view(self) -> None:
+        self._old: list[Message] = []  # stage 1's view: the old messages trimmed, then the rest
+        self._settled = 0  # how many of its first messages are trimmed for good
+        self._saved = 0  # the tokens that view saves
         self._trimming = False  # whether the last request was that view
-        self._last: Message | None = None  # the last message counted, as it was then
-
-    def _count(self, messages: list[Message]) -> int:
-        """The running total: each message estimated once, as it joins the history; the last
-        one again if it was replaced (a message joined to it, results for a stand-in)."""
-        if self._sizes and messages[len(self._sizes) - 1] != self._last:
-            self._total -= self._sizes.pop()
-        for message in messages[len(self._sizes) :]:
-            self._sizes.append(estimate_message(message))
-            self._total += self._sizes[-1]
-        self._last = messages[-1] if messages else None
-        return self._total
 
     def _trimmed(self, messages: list[Message]) -> list[Message]:
-        """`trim_old_results(messages)`, each message trimmed once, as it leaves the recent
-        turns; `_saved` adds up the tokens the trimming saves."""
-        for index in range(len(self._old), recent_start(messages, KEEP_TURNS)):
-            self._old.append(trim_results(messages[index]))
-            if self._old[-1] is not messages[index]:
-                self._saved += self._sizes[index] - estimate_message(self._old[-1])
-        return self._old + messages[len(self._old) :]
+        """`trim_old_results(messages)`, kept from one request to the next: each message
+        trimmed once, as it leaves the recent turns, and only the recent ones taken again
+        (the last may have changed); `_saved` adds up the tokens the trimming saves."""
+        sizes, view = self.session.history.sizes, self._old
+        del view[self._settled :]
+        for index in range(self._settled, recent_start(messages, KEEP_TURNS)):
+            view.append(trim_results(messages[index]))
+            if view[-1] is not messages[index]:
+                self._saved += sizes[index] - estimate_message(view[-1])
+        self._settled = len(view)
+        view += messages[len(view) :]
+        return view
 
 
 @dataclass(kw_only=True)

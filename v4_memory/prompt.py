@@ -10,7 +10,7 @@
     8  runtime    date and time, model, work dir, OS      the clock, the machine
 
 The first seven are the system prompt (`build_layers`, `assemble`); the runtime note ends
-the request (`with_runtime`).  Down the list they change more often, so two calls share
+the request (`llm.types.said_last`).  Down the list they change more often, so two calls share
 the longest start a prefix cache can reuse.  Each file is capped, and says so when cut.
 """
 
@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from llm.tokens import cut_to_tokens, estimate_text
-from llm.types import RUNTIME_TAG, Message, with_user_text
+from llm.types import RUNTIME_TAG
 from machine import ToolError, read_text
 from v1_tool_loop.sandbox import safe_path
 
@@ -211,8 +211,3 @@ def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:
 def runtime_now(workdir: Path, model_name: str) -> Layer:
     """The runtime note for the next call: it ends the request, after the conversation."""
     return runtime(workdir, model_name, datetime.now().astimezone())
-
-
-def with_runtime(messages: list[Message], note: Layer) -> list[Message]:
-    """The request with the note as its last block: a new list, never stored in the session."""
-    return with_user_text(messages, note.text)

@@ -1,7 +1,8 @@
 """Sessions: every conversation saved as it happens, resumable after a restart or a crash.
 
 A session is `.agent/sessions/<id>.jsonl`: a header line, then one line per message,
-exactly what the model is sent, written whole by `machine.jsonl` the moment it exists.
+exactly what the model is sent and its estimated `"tokens"` (a resume never estimates
+again), written whole by `machine.jsonl` the moment it exists.
 A line with a `type` is a record: the header, or a compaction, "replace the first
 `upto` messages of the history, as it stands here, by this summary":
 
@@ -23,9 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm.repair import NO_RESULT, closing, cuts, mend, replaced
+from llm.history import History
+from llm.repair import NO_RESULT, closing, cuts
 from llm.result import close_open_turn, text_of
 from llm.shape import message_problem
+from llm.tokens import estimate_message
 from llm.types import Block, Message
 from machine import (
     Lock,
@@ -37,6 +40,7 @@ from machine import (
     make_agent_folder,
     shown_name,
 )
+from v2_todos.todos import plan_updates
 
 SESSIONS_DIR = Path(".agent", "sessions")  # inside the work directory
 SCHEMA = 1  # the header's version; a file from a newer version is refused, not misread
@@ -129,7 +133,7 @@ class Session:
         self.header: dict[str, Any] = header or {}
         self.repairs: list[str] = []
         self.compactions = 0  # compaction records applied, in the file and since
-        self._history: list[Message] = []  # repaired and compacted, as the model sees it
+        self._history = History()  # repaired and compacted, as the model sees it
         self._written: list[Message] = []  # every message line, as written
         self._stored = 0  # message lines read or written: numbers the repair notes
         self._lock: Lock | None = _lock(self.workdir, path)
@@ -169,24 +173,26 @@ class Session:
             else:
                 self.repairs.append("no header line: the session's date and model are unknown")
                 records = itertools.chain([first] if first else [], records)
-            for record in records:
-                self._replay(record)
+            with jsonl.loading():  # millions of objects, kept: not walked by the collector
+                for record in records:
+                    self._replay(record)
         except (ToolError, OSError) as error:
             raise SessionError(f"session {self.id} cannot be read: {_reason(error)}") from None
-        closing(self._history, self._stored, self.repairs)  # messages() answers; noted here
+        closing(self._history.messages, self._stored, self.repairs)  # noted; messages() answers
 
     def _replay(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
         if kind is None:
             self._stored += 1
+            tokens = record.pop("tokens", None)
             if problem := message_problem(record):
                 self.repairs.append(f"message {self._stored}: {problem}, skipped")
             else:
                 self._written.append(record)
-                self.repairs += mend(self._history, record, self._stored)
+                self.repairs += self._history.add(record, self._stored, tokens)
         elif kind == "compaction":
             try:
-                self._history = replaced(self._history, record.get("upto"), record.get("summary"))
+                self._history = self._history.replaced(record.get("upto"), record.get("summary"))
                 self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
@@ -198,8 +204,15 @@ class Session:
         return list(self._written)
 
     def messages(self) -> list[Message]:
-        """The history as the model will see it, calls still waiting answered.  Read-only."""
-        return [*self._history, *closing(self._history, 0, [])]
+        """The history as the model will see it, calls still waiting answered.  Read-only:
+        the session's own list when no call is waiting, so a request costs no copy of it."""
+        history, waiting = self._history.messages, closing(self._history.messages, 0, [])
+        return [*history, *waiting] if waiting else history
+
+    @property
+    def history(self) -> History:
+        """The history with each message's estimate and tool calls beside it.  Read-only."""
+        return self._history
 
     def append(self, message: Message) -> None:
         """Save `message` as one line, then add to the history what a reload would read."""
@@ -207,14 +220,15 @@ class Session:
         if problem := message_problem(message):
             raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
         message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
-        self._write(message)
+        tokens = estimate_message(message)
+        self._write({**message, "tokens": tokens})
         self._stored += 1
         self._written.append(message)
-        mend(self._history, message, self._stored)  # notes not kept: loading reports them
+        self._history.add(message, self._stored, tokens)  # notes not kept: loading reports them
 
     def close_turn(self, results: list[Block], note: str) -> None:
         """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap)."""
-        messages, count = list(self._history), len(self._history)
+        messages, count = list(self._history.messages), len(self._history.messages)
         if results:
             messages.append({"role": "user", "content": list(results)})
         close_open_turn(messages, note)
@@ -223,14 +237,14 @@ class Session:
 
     def boundaries(self) -> list[int]:
         """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
-        return cuts(self._history)
+        return cuts(self._history.messages)
 
     def compact(self, upto: int, summary_message: Message) -> None:
         """Replace the first `upto` messages of the history by `summary_message`, for good."""
         self._check_open()
         summary = {"role": summary_message["role"], "content": summary_message["content"]}
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
-        history = replaced(self._history, upto, record["summary"])  # or ValueError, saying why
+        history = self._history.replaced(upto, record["summary"])  # or ValueError, saying why
         self._write(record)
         self._history, self.compactions = history, self.compactions + 1
 
@@ -244,6 +258,16 @@ class Session:
     def _check_open(self) -> None:
         if self._lock is None:
             raise SessionError(f"session {self.id} is closed: open it again to add to it")
+
+
+def plan_of(session: Session) -> list[dict[str, str]]:
+    """The plan as the session left it, read at its todo_write calls alone, the last first:
+    resuming costs the same at any length, where `latest_plan` would read every message."""
+    history = session.messages()
+    for at in reversed(session.history.calls("todo_write")):
+        if updates := plan_updates(history[at : at + 2]):  # the call, and its result
+            return updates[-1][1]
+    return []
 
 
 def _reason(error: Exception) -> str:
