@@ -153,7 +153,7 @@ ON_LOADING_ONLY = """\
 +                if isinstance(content, list) and {"type": "text", "text": ""} in content:
 +                    record = {**record, "content": [b for b in content if b.get("text") != ""]}
 +                    self.repairs.append(f"message {self._stored}: empty text block(s) dropped")
-                 self.repairs += self._history.add(record, self._stored, tokens)
+                 self.repairs += self.history.add(record, self._stored, tokens)
 """
 
 

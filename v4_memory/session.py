@@ -133,7 +133,7 @@ class Session:
         self.header: dict[str, Any] = header or {}
         self.repairs: list[str] = []
         self.compactions = 0  # compaction records applied, in the file and since
-        self._history = History()  # repaired and compacted, as the model sees it
+        self.history = History()  # repaired and compacted, sizes and calls beside: read-only
         self._written: list[Message] = []  # every message line, as written
         self._stored = 0  # message lines read or written: numbers the repair notes
         self._lock: Lock | None = _lock(self.workdir, path)
@@ -178,7 +178,7 @@ class Session:
                     self._replay(record)
         except (ToolError, OSError) as error:
             raise SessionError(f"session {self.id} cannot be read: {_reason(error)}") from None
-        closing(self._history.messages, self._stored, self.repairs)  # noted; messages() answers
+        closing(self.history.messages, self._stored, self.repairs)  # noted; messages() answers
 
     def _replay(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
@@ -189,10 +189,10 @@ class Session:
                 self.repairs.append(f"message {self._stored}: {problem}, skipped")
             else:
                 self._written.append(record)
-                self.repairs += self._history.add(record, self._stored, tokens)
+                self.repairs += self.history.add(record, self._stored, tokens)
         elif kind == "compaction":
             try:
-                self._history = self._history.replaced(record.get("upto"), record.get("summary"))
+                self.history = self.history.replaced(record.get("upto"), record.get("summary"))
                 self.compactions += 1
             except ValueError as error:  # an earlier line was lost, so the cut no longer fits
                 self.repairs.append(f"compaction after message {self._stored} ignored: {error}")
@@ -204,15 +204,9 @@ class Session:
         return list(self._written)
 
     def messages(self) -> list[Message]:
-        """The history as the model will see it, calls still waiting answered.  Read-only:
-        the session's own list when no call is waiting, so a request costs no copy of it."""
-        history, waiting = self._history.messages, closing(self._history.messages, 0, [])
+        """The history as the model sees it, waiting calls answered.  Read-only: no copy."""
+        history, waiting = self.history.messages, closing(self.history.messages, 0, [])
         return [*history, *waiting] if waiting else history
-
-    @property
-    def history(self) -> History:
-        """The history with each message's estimate and tool calls beside it.  Read-only."""
-        return self._history
 
     def append(self, message: Message) -> None:
         """Save `message` as one line, then add to the history what a reload would read."""
@@ -224,11 +218,11 @@ class Session:
         self._write({**message, "tokens": tokens})
         self._stored += 1
         self._written.append(message)
-        self._history.add(message, self._stored, tokens)  # notes not kept: loading reports them
+        self.history.add(message, self._stored, tokens)  # notes not kept: loading reports them
 
     def close_turn(self, results: list[Block], note: str) -> None:
         """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap)."""
-        messages, count = list(self._history.messages), len(self._history.messages)
+        messages, count = list(self.history.messages), len(self.history.messages)
         if results:
             messages.append({"role": "user", "content": list(results)})
         close_open_turn(messages, note)
@@ -237,16 +231,16 @@ class Session:
 
     def boundaries(self) -> list[int]:
         """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""
-        return cuts(self._history.messages)
+        return cuts(self.history.messages)
 
     def compact(self, upto: int, summary_message: Message) -> None:
         """Replace the first `upto` messages of the history by `summary_message`, for good."""
         self._check_open()
         summary = {"role": summary_message["role"], "content": summary_message["content"]}
         record = json.loads(jsonl.encode({"type": "compaction", "upto": upto, "summary": summary}))
-        history = self._history.replaced(upto, record["summary"])  # or ValueError, saying why
+        history = self.history.replaced(upto, record["summary"])  # or ValueError, saying why
         self._write(record)
-        self._history, self.compactions = history, self.compactions + 1
+        self.history, self.compactions = history, self.compactions + 1
 
     def _write(self, record: dict[str, Any]) -> None:
         """One line, or a SessionError in one line; what was not written is not in memory."""
