@@ -9,7 +9,7 @@ a session of 1,000 realistic messages (`lab.bench_sessions.conversation`):
 * the harness's time per turn, `fit` and `note_usage` (target: under 1 ms), when the
   request is under the budget and when stage 1 trims old results at every turn, and
   stage 1 again in a session of 10,000 messages: only the new messages are estimated
-  and trimmed, added to the window's running total, so the figure hardly grows;
+  (by the session, as they are appended) and trimmed, so the figure hardly grows;
 * the first `fit` after a resume, on the estimates the session's lines keep;
 * one stage-1 view computed from nothing (`trim_old_results`);
 * one stage-2 compaction in a running session (the earlier turns already counted):

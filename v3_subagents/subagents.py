@@ -13,6 +13,7 @@ three levels down; one level keeps the cost bounded and the story readable.
 
 from __future__ import annotations
 
+import itertools
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -187,12 +188,13 @@ class DelegationRunResult(PlanRunResult):
     def __post_init__(self) -> None:
         """The children in the order of their calls, looked for from the end, where the
         run's own calls are: a resumed session's earlier turns are not read."""
-        wanted, seen = {child.call_id for child in self.children}, []
+        wanted, order, back = {child.call_id for child in self.children}, {}, itertools.count()
         for message in reversed(self.messages):
-            if wanted <= set(seen):
+            if wanted <= order.keys():
                 break
-            seen += [call["id"] for call in reversed(tool_uses(message))]
-        self.children.sort(key=lambda child: -seen.index(child.call_id))
+            for call in reversed(tool_uses(message)):
+                order[call["id"]] = -next(back)  # an earlier call, a smaller key
+        self.children.sort(key=lambda child: order[child.call_id])
 
     @property
     def usage(self) -> Usage:

@@ -256,7 +256,7 @@ class ContextWindow:
         return self._fixed[2] + self._note + self.session.history.tokens()
 
     def _start_view(self) -> None:
-        self._old: list[Message] = []  # stage 1's view: the old messages trimmed, then the rest
+        self._stage1: list[Message] = []  # its view: the old messages trimmed, then the rest
         self._settled = 0  # how many of its first messages are trimmed for good
         self._saved = 0  # the tokens that view saves
         self._trimming = False  # whether the last request was that view
@@ -265,7 +265,7 @@ class ContextWindow:
         """`trim_old_results(messages)`, kept from one request to the next: each message
         trimmed once, as it leaves the recent turns, and only the recent ones taken again
         (the last may have changed); `_saved` adds up the tokens the trimming saves."""
-        sizes, view = self.session.history.sizes, self._old
+        sizes, view = self.session.history.sizes, self._stage1
         del view[self._settled :]
         for index in range(self._settled, recent_start(messages, KEEP_TURNS)):
             view.append(trim_results(messages[index]))
