@@ -134,9 +134,12 @@ def _wait(process: subprocess.Popen, readers: list[threading.Thread], timeout: f
     is read for EXIT_GRACE seconds more, then the command counts as finished.
     """
     deadline = time.monotonic() + timeout
-    try:
-        process.wait(timeout)
-    except subprocess.TimeoutExpired:
+    # Waited for in a thread, joined with the deadline: `Popen.wait(timeout)` polls,
+    # sleeping up to 50 ms at a time, which a run of short commands pays at each one.
+    waiter = _start(process.wait)
+    while waiter.is_alive() and (left := deadline - time.monotonic()) > 0:
+        waiter.join(min(left, 0.1))  # back as the command ends; in slices, so Ctrl-C is seen
+    if waiter.is_alive():
         return True
     for reader in readers:
         reader.join(max(0.0, min(EXIT_GRACE, deadline - time.monotonic())))

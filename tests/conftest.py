@@ -17,6 +17,7 @@ from hypothesis import settings
 
 from llm.anthropic_model import AnthropicModel
 from llm.openai_model import OpenAIModel
+from machine.locks import Lock, hold
 from tests.fake_provider import FakeProvider
 
 # A shell that starts a command in the background (`pytest &`, nohup, some CI runners)
@@ -94,22 +95,37 @@ class OfflineComparison:
         return json.loads(self.records.read_text(encoding="utf-8"))
 
 
+def shared_folder(factory: pytest.TempPathFactory, name: str) -> tuple[Path, Lock]:
+    """A folder of this test run that every pytest-xdist worker sees, and its lock held:
+    what is expensive to build is built by the first worker that asks, read by the others."""
+    root = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    return root / name, hold(root / f"{name}.lock", wait=True)
+
+
 @pytest.fixture(scope="session")
 def offline_comparison(tmp_path_factory: pytest.TempPathFactory) -> OfflineComparison:
     """The offline comparison of every chapter on the featured tasks, run once for the
-    whole suite (its tables, its records and its page are read by three test files),
-    from a folder away from any `.env` beside the clone."""
-    folder = tmp_path_factory.mktemp("offline")
-    records, page = folder / "records.json", folder / "page.html"
-    repo = Path(__file__).resolve().parent.parent
-    done = subprocess.run(
-        [sys.executable, "-m", "lab", "compare", "--json", str(records), "--html", str(page)],
-        cwd=folder,
-        env={**os.environ, "PYTHONPATH": str(repo)},
-        capture_output=True,
-        text=True,
-        timeout=600,  # a guard against a hang: about 5 s when idle, far more on a busy machine
-    )
-    assert done.returncode == 0, done.stderr
-    assert f"wrote the runs side by side to {page}" in done.stderr
-    return OfflineComparison(done.stdout, done.stderr, records, page)
+    whole run, whichever workers ask (its tables, its records and its page are read by
+    three test files), from a folder away from any `.env` beside the clone."""
+    folder, lock = shared_folder(tmp_path_factory, "offline")
+    records, page, printed = folder / "records.json", folder / "page.html", folder / "printed.json"
+    with lock:
+        if not printed.exists():
+            folder.mkdir(exist_ok=True)
+            repo = Path(__file__).resolve().parent.parent
+            done = subprocess.run(
+                [sys.executable, "-m", "lab", "compare",
+                 "--json", str(records), "--html", str(page)],
+                cwd=folder,
+                env={**os.environ, "PYTHONPATH": str(repo)},
+                capture_output=True,
+                text=True,
+                timeout=600,  # a guard against a hang: about 5 s when idle, more when busy
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            printed.write_text(json.dumps([done.stdout, done.stderr]), encoding="utf-8")
+    stdout, stderr = json.loads(printed.read_text(encoding="utf-8"))
+    assert f"wrote the runs side by side to {page}" in stderr
+    return OfflineComparison(stdout, stderr, records, page)

@@ -264,7 +264,7 @@ def test_a_checkout_with_crlf_conversion_reads_back_byte_for_byte(tmp_path: Path
     assert done.returncode == 0 and "── done" in done.stdout, shown(done)
     tests = ["tests/test_cassette.py", "tests/test_docs.py", "tests/test_jsonl.py"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        [sys.executable, "-m", "pytest", "-q", "-n0", "-p", "no:cacheprovider", *tests],
         cwd=converted, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, shown(done)

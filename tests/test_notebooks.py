@@ -15,14 +15,16 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from lab import plots
 from tests.conftest import PROVIDER_VARIABLES
 from tests.test_docs_zh import BANNED, CJK
+
+if TYPE_CHECKING:  # nbformat takes seconds to import: only the tests that read a notebook do
+    import nbformat
 
 pytestmark = pytest.mark.docs  # pins the docs: see README, "Two commands"
 
@@ -34,7 +36,7 @@ EXPECTED += ["04_long_sessions", "05_memory"]
 LANG = re.compile(r'^LANG = "(en|zh)"', re.MULTILINE)
 CELL_TIME_LIMIT = 600  # a guard against a hang: a cell takes seconds, even on a busy machine
 RUNS_HEADLESS = "test_runs_headless_offline_without_errors_or_warnings"
-Ran = tuple[nbformat.NotebookNode, str]  # the notebook as it ran, and its error
+Ran = tuple["nbformat.NotebookNode", str]  # the notebook as it ran, and its error
 
 
 def relative(path: Path) -> str:
@@ -42,6 +44,8 @@ def relative(path: Path) -> str:
 
 
 def read(path: Path) -> nbformat.NotebookNode:
+    import nbformat
+
     return nbformat.read(path, as_version=4)
 
 
@@ -131,6 +135,8 @@ def executed(request: pytest.FixtureRequest) -> dict[Path, Ran]:
     subprocess.run([sys.executable, "-c", "import matplotlib.pyplot"], check=True)
 
     def run(path: Path) -> Ran:
+        from nbclient import NotebookClient
+
         notebook = read(path)
         client = NotebookClient(
             notebook,
