@@ -165,11 +165,6 @@ class Fts5Terms:
         )
         return [str(rowid) for (rowid,) in rows]
 
-    def size(self) -> int:
-        """Bytes of the database, every page of it held in memory: texts, terms and index."""
-        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
-        return pages * self.db.execute("PRAGMA page_size").fetchone()[0]
-
 
 class NaiveTfidf:
     """A first version: no index; every query tokenizes and scores every memory again."""

@@ -93,16 +93,21 @@ ZH = {
     "search, {} memories": "检索，{} 条记忆",
     "with {} memories": "{} 条记忆时",
     "open, up to the first search": "打开，直到第一次检索",
-    "held in memory": "占用的内存",
-    "{} the index, {} with the records": "索引 {}，连同记录 {}",
-    "{}: the whole database, texts, terms and index": "{}：整个数据库，文本、词项和索引",
-    "more without interned terms": "词项不驻留时多占",
-    "Measured at {} memories; the memory scaled to {}.": (
-        "在 {} 条记忆时测量，内存按比例换算到 {} 条。"
+    "the first time: the index built from the logs": "第一次：从日志建起索引",
+    "the file on disk": "磁盘上的文件",
+    "{} the index, beside {} of logs": "索引 {}，日志另占 {}",
+    "{}: texts, terms and index": "{}：文本、词项和索引",
+    "held in memory, open": "打开后占用的内存",
+    "{} of Python objects, SQLite's page cache (at most {})": (
+        "Python 对象 {}，加上 SQLite 的页缓存（至多 {}）"
+    ),
+    "SQLite's page cache (at most {})": "SQLite 的页缓存（至多 {}）",
+    "Measured at {} memories; the files scaled to {}.": (
+        "在 {} 条记忆时测量，文件大小按比例换算到 {} 条。"
     ),
     "memories": "记忆条数",
-    "set-up, the store kept": "准备时间，留着记忆库",
-    "set-up, a fresh store": "准备时间，新打开记忆库",
+    "set-up, the index on disk": "准备时间，索引已在磁盘上",
+    "the first time: the index built": "第一次：建起索引",
     "plan blocks in it (tokens)": "其中计划的块（token）",
     "after the first reply (tokens)": "第一条回复之后（token）",
     "after the latest plan (tokens)": "最新计划之后（token）",

@@ -4,7 +4,8 @@ As `llm` is the boundary to the model, this package is the boundary to the machi
 regular files opened, read as a stream and replaced safely (`files`), commands run
 with a timeout and stopped with all they started (`commands`, `processes`), locks
 between processes (`locks`), JSON-lines files appended durably and read back after a
-crash (`jsonl`), a folder of such logs followed as it grows (`logs`).  Each difference
+crash (`jsonl`), a folder of such logs followed as it grows (`logs`), and an inverted
+index built from them, kept in a file beside them (`postings`).  Each difference
 between Linux, macOS and Windows is handled here, by what the system has, so the
 chapters hold only their lessons.  It imports nothing of the course.
 """
@@ -48,6 +49,7 @@ from .files import (
 )
 from .locks import Lock, LockBusy, hold
 from .logs import Logs
+from .postings import PostingsFile
 from .processes import adopt_orphans
 
 __all__ = [
@@ -64,6 +66,7 @@ __all__ = [
     "Lock",
     "LockBusy",
     "Logs",
+    "PostingsFile",
     "Page",
     "ToolError",
     "adopt_orphans",

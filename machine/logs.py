@@ -1,9 +1,10 @@
 """A folder of append-only JSON-lines logs, read once, then only as far as they have grown.
 
-A process that keeps what it read for hours (chapter 4's memory index) must see what
-other processes appended meanwhile, without reading every log again each time.  A
-log only grows, so one of the same size holds nothing new; one that shrank or went
-away was edited by hand, and then only reading everything again is right.
+What is built from the logs (chapter 4's memory index) must see what other processes
+appended meanwhile, without reading every log again each time.  A log only grows, so
+one of the same size and time of change holds nothing new; one that shrank, went away
+or changed without growing was edited by hand (or is a fresh copy), and then only
+reading everything again is right.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .errors import ToolError
 from .files import agent_files
 
 Record = dict[str, Any]
+State = tuple[int, int, int]  # a log's bytes, time of change and records, as read
 
 
 class Logs:
@@ -24,46 +26,56 @@ class Logs:
 
     def __init__(self, folder: Path, workdir: Path, pattern: str = "*.jsonl") -> None:
         self.folder, self.workdir, self.pattern = folder, workdir, pattern
-        self.read: dict[str, tuple[int, int]] = {}  # log name -> (bytes, records) read
+        self.read: dict[str, State] = {}  # log name -> (bytes, time of change, records) read
+
+    def unchanged(self, read: dict[str, State]) -> bool:
+        """Whether the logs are as `read` saw them: the same names, sizes, times of change."""
+        paths, _ = agent_files(self.workdir, self.folder, self.pattern)
+        now = {path.name: _state(path) for path in paths}
+        return now == {name: (size, changed) for name, (size, changed, _) in read.items()}
 
     def read_new(self, apply: Callable[[Record, str], None], problems: list[str]) -> bool:
         """Hand `apply` each record appended since the last call, by anyone, with its log's
         name, and note in `problems` what was skipped; False, with nothing applied, when a
-        log shrank or went away."""
+        log shrank, went away or changed without growing."""
         paths, skipped = agent_files(self.workdir, self.folder, self.pattern)
-        sizes = {path.name: _size(path) for path in paths}
-        if any(sizes.get(name, -1) < size for name, (size, _) in self.read.items()):
-            return False
+        states = {path.name: _state(path) for path in paths}
+        for name, (size, changed, _) in self.read.items():
+            now, when = states.get(name, (-1, 0))
+            if now < size or (now == size and when != changed):
+                return False
         _note(problems, skipped)
         for path in paths:
-            size, applied = self.read.get(path.name, (-1, 0))
-            if sizes[path.name] == size:
+            size, changed, applied = self.read.get(path.name, (-1, 0, 0))
+            if states[path.name] == (size, changed):
                 continue
             try:
                 loaded = jsonl.load(path, workdir=self.workdir)
             except (ToolError, OSError) as error:
                 _note(problems, [f"{path.name}: skipped, {error}"])
+                self.read[path.name] = (*states[path.name], 0)  # tried again once it changes
                 continue
-            if path.name not in self.read:
-                problems += loaded.problems
+            _note(problems, loaded.problems)  # once each: a torn end is met at every read
             for record in loaded.records[applied:]:
                 apply(record, path.name)
-            self.read[path.name] = (loaded.size, len(loaded.records))
+            self.read[path.name] = (*states[path.name], len(loaded.records))  # a torn end too
         return True
 
     def append(self, name: str, record: Record, *, sync: bool = True) -> None:
         """Append `record` to the log `name`, counted as read (the caller applies it)."""
         path = self.folder / name
         jsonl.append(path, record, sync=sync, workdir=self.workdir)
-        self.read[name] = (_size(path), self.read.get(name, (0, 0))[1] + 1)
+        self.read[name] = (*_state(path), self.read.get(name, (0, 0, 0))[2] + 1)
 
 
 def _note(problems: list[str], notes: list[str]) -> None:
     problems += [note for note in notes if note not in problems]
 
 
-def _size(path: Path) -> int:
+def _state(path: Path) -> tuple[int, int]:
+    """A log's size and time of change (nanoseconds), or (-1, 0) if it cannot be seen."""
     try:
-        return path.stat().st_size
+        info = path.stat()
     except OSError:
-        return -1
+        return -1, 0
+    return info.st_size, info.st_mtime_ns

@@ -7,7 +7,6 @@ import gc
 import json
 import os
 import re
-import shutil
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,10 +17,10 @@ from machine import jsonl
 from v4_memory import memory
 from v4_memory.memory import (
     CATEGORIES,
-    HOME,
+    INDEX,
     MEMORY_TOOLS,
-    InvertedIndex,
     MemoryStore,
+    bm25,
     bm25_term,
     idf,
     render_hits,
@@ -112,12 +111,6 @@ def test_bm25_by_hand_on_three_memories() -> None:
     assert round(bm25_term(w_test, 1, 3, 6), 3) == 0.591
 
 
-def test_terms_are_shared_strings_so_the_index_holds_each_once() -> None:
-    first, second = tokenize("Deploys need review"), tokenize("review 喜欢咖啡 deploy")
-    assert first[2] is second[0] and first[0] is second[-1]
-    assert tokenize("喜欢")[2] is tokenize("我喜欢")[-1]  # the pair 喜欢, built twice
-
-
 # --- Adding, deduplicating, forgetting ---------------------------------------------------
 
 
@@ -174,7 +167,7 @@ def test_a_forgotten_memory_never_comes_back(tmp_path: Path) -> None:
     assert [hit.id for hit in store.search("咖啡")] == []
 
     reopened = store_at(tmp_path, clock)
-    assert coffee not in reopened.memories
+    assert coffee not in reopened.records()
     assert reopened.search("咖啡") == []
     assert len(reopened) == 1
 
@@ -200,62 +193,67 @@ def test_a_new_store_on_the_same_root_sees_everything_and_continues_the_ids(
         store.add(text, "tool")
     store.forget("m-20261130-0002")
     reopened = store_at(tmp_path)
-    assert reopened.memories == store.memories
+    assert reopened.records() == store.records()
     assert reopened.problems == []
     for query in ["editor", "pytest", "订单 Java"]:
         assert reopened.search(query) == store.search(query)
     assert reopened.add("Formats with ruff.", "tool") == "m-20261130-0004"  # 0002 not reused
 
 
-def test_a_process_keeps_one_store_per_work_directory(tmp_path: Path) -> None:
-    kept = MemoryStore.of(tmp_path)
-    kept.add("Staging deploys from main.", "project")
-    assert MemoryStore.of(tmp_path / "." / ".") is kept  # the folder, however it is written
-    assert MemoryStore.of(tmp_path / "elsewhere") is not kept
-    assert (tmp_path / HOME / "memory").is_dir()
+def same_size_other_text(log: Path, old: str, new: str, *, keep_time: bool) -> None:
+    """Rewrite `old` as `new` (as long) in `log`, its time of change kept or not."""
+    before = log.stat()
+    log.write_text(log.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    assert log.stat().st_size == before.st_size
+    if keep_time:
+        os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
-def test_a_process_lets_go_of_the_stores_it_no_longer_uses(tmp_path: Path) -> None:
-    """Five folders of memories, one after the other: the first folder's store is let go
-    (the memory it held is freed) once the process has moved on, and opens again on use."""
-    first = MemoryStore.of(tmp_path / "0")
-    first.add("Staging deploys from main.", "project")
-    gone = weakref.ref(first)
-    del first
-    for number in range(1, memory.KEPT_STORES + 1):
-        MemoryStore.of(tmp_path / str(number)).add(f"Folder {number}.", "project")
-    gc.collect()
-    assert gone() is None and len(memory.OPEN_STORES) <= memory.KEPT_STORES
-    again = MemoryStore.of(tmp_path / "0")
-    assert [hit.text for hit in again.search("staging")] == ["Staging deploys from main."]
-
-
-def test_the_kept_store_sees_what_another_writer_appended(tmp_path: Path) -> None:
-    kept = MemoryStore.of(tmp_path)
-    other = MemoryStore(tmp_path / HOME, workdir=tmp_path)  # as another process opens it
-    other.add("Uses uv to install.", "tool")
-    assert [hit.text for hit in MemoryStore.of(tmp_path).search("uv")] == ["Uses uv to install."]
-    assert kept.add("Formats with ruff.", "tool").endswith("-0002")  # the next number
-
-
-def test_the_kept_store_starts_over_after_a_log_was_edited_by_hand(tmp_path: Path) -> None:
-    kept = MemoryStore.of(tmp_path)
-    kept.add("Uses Neovim as editor.", "tool")
-    kept.add("Prefers pytest over unittest.", "tool")
-    log = next((tmp_path / HOME / "memory").glob("*.jsonl"))
-    log.write_text(log.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
-    again = MemoryStore.of(tmp_path)
-    assert [record["text"] for record in again.memories.values()] == ["Uses Neovim as editor."]
-    assert again.search("pytest") == []
-
-
-def test_search_does_not_read_the_logs(tmp_path: Path) -> None:
-    store = store_at(tmp_path)
-    store.add("Local Postgres runs on port 5433.", "project")
-    shutil.rmtree(tmp_path / "memory")
-    assert [hit.text for hit in store.search("postgres port")] == [
+def test_a_fresh_store_opens_the_index_without_reading_the_logs(tmp_path: Path) -> None:
+    """The logs are not read again while they are as the index saw them: a change that
+    keeps a log's size and time is not seen (what a hand edit in the same instant would
+    be), the proof that opening and searching read the index alone."""
+    store_at(tmp_path).add("Local Postgres runs on port 5433.", "project")
+    log = tmp_path / "memory" / "2026-11-30.jsonl"
+    same_size_other_text(log, "Postgres", "Postgrex", keep_time=True)
+    assert [hit.text for hit in store_at(tmp_path).search("postgres")] == [
         "Local Postgres runs on port 5433."
     ]
+    assert store_at(tmp_path).search("postgrex") == []
+
+
+def test_a_log_that_changed_without_growing_is_read_again(tmp_path: Path) -> None:
+    """A fresh clone of a folder that shipped its index has the same logs at new times:
+    the index is built again from them, so it never says what the logs do not."""
+    store_at(tmp_path).add("Local Postgres runs on port 5433.", "project")
+    log = tmp_path / "memory" / "2026-11-30.jsonl"
+    same_size_other_text(log, "Postgres", "Postgrex", keep_time=False)
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 1_000_000))
+    reopened = store_at(tmp_path)
+    found = [hit.text for hit in reopened.search("postgrex")]
+    assert found == ["Local Postgrex runs on port 5433."]
+    assert reopened.search("postgres") == []
+
+
+def test_a_store_sees_what_another_writer_appended(tmp_path: Path) -> None:
+    kept = store_at(tmp_path)
+    other = store_at(tmp_path)  # as another process opens it
+    other.add("Uses uv to install.", "tool")
+    assert [hit.text for hit in kept.search("uv")] == ["Uses uv to install."]
+    assert kept.add("Formats with ruff.", "tool").endswith("-0002")  # the next number
+    assert [hit.text for hit in other.search("ruff")] == ["Formats with ruff."]
+
+
+def test_a_store_starts_over_after_a_log_was_edited_by_hand(tmp_path: Path) -> None:
+    kept = store_at(tmp_path)
+    kept.add("Uses Neovim as editor.", "tool")
+    kept.add("Prefers pytest over unittest.", "tool")
+    log = next((tmp_path / "memory").glob("*.jsonl"))
+    log.write_text(log.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    assert kept.search("pytest") == []
+    again = store_at(tmp_path)
+    assert [record["text"] for record in again.records().values()] == ["Uses Neovim as editor."]
+    assert again.search("pytest") == []
 
 
 def test_the_index_updated_in_place_ranks_like_one_built_afresh(tmp_path: Path) -> None:
@@ -266,13 +264,45 @@ def test_the_index_updated_in_place_ranks_like_one_built_afresh(tmp_path: Path) 
         store.forget(memory_id)
     store.add("Neovim 和 VS Code 都用，主要是 Neovim。", "tool")
 
-    fresh = InvertedIndex()
-    for memory_id, record in store.memories.items():
-        fresh.add(memory_id, tokenize(record["text"]))
-    assert store.index.postings == fresh.postings
-    assert store.index.total_length == fresh.total_length
-    for query in [line["text"] for line in dataset() if line["kind"] == "query"]:
-        assert store.index.search(tokenize(query), 5) == fresh.search(tokenize(query), 5)
+    queries = [tokenize(line["text"]) for line in dataset() if line["kind"] == "query"]
+    kept = (
+        store.index.vocabulary(),
+        store.index.totals(),
+        [bm25(store.index, q, 5) for q in queries],
+    )
+    del store  # and its file closed with it: Windows deletes no open file
+    (tmp_path / "memory" / INDEX).unlink()  # the next store builds it from the logs alone
+    fresh = store_at(tmp_path)
+    assert kept == (
+        fresh.index.vocabulary(),
+        fresh.index.totals(),
+        [bm25(fresh.index, q, 5) for q in queries],
+    )
+
+
+def test_a_store_no_longer_used_lets_go_of_its_index_at_once(tmp_path: Path) -> None:
+    """No cycle keeps a store alive: when the last reference goes, so does its connection
+    to the index file (which Windows would not let a folder be deleted with)."""
+    store = store_at(tmp_path)
+    store.add("Uses uv to install.", "tool")
+    index = tmp_path / "memory" / INDEX
+    assert index in open_files()
+    gc.disable()  # freed by its reference count alone, not by a later collection
+    try:
+        gone = weakref.ref(store), weakref.ref(store.index)
+        del store
+        assert [ref() for ref in gone] == [None, None]
+        assert index not in open_files()
+    finally:
+        gc.enable()
+
+
+def open_files() -> set[Path]:
+    """The files this process holds open, where the system says (Linux's /proc)."""
+    folder = Path("/proc/self/fd")
+    if not folder.is_dir():
+        pytest.skip("no /proc/self/fd on this system to list open files")
+    return {Path(os.path.realpath(fd)) for fd in folder.iterdir()}
 
 
 def test_a_torn_daily_log_still_loads(tmp_path: Path) -> None:

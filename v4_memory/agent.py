@@ -38,7 +38,7 @@ from v3_subagents.search import SEARCH_HANDLERS
 from v3_subagents.subagents import TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult
-from .memory import MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
+from .memory import HOME, MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
 from .prompt import Layer, assemble, build_layers, runtime_now
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore, plan_of
 from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
@@ -104,7 +104,7 @@ def run(
     own_session = session is None
     meta = {"model": model.name, "chapter": "v4_memory"}
     session = session or SessionStore(workdir / SESSIONS_DIR, workdir=workdir).create(meta)
-    memory = MemoryStore.of(workdir)  # one store for the process: kept, not reopened
+    memory = MemoryStore(workdir / HOME, workdir=workdir)  # its index opens at once, any size
     for problem in memory.problems:
         console.warn(f"memory: {problem}")
     recalled = memory.search(task, k=RECALL)  # what long-term memory knows of this task

@@ -6,8 +6,9 @@ On disk, under the agent's home `.agent/` in the work directory:
     memory/2026-11-30.jsonl    one log per day of what the agent chose to remember
 
 A log only grows: remembering appends a record, and so does forgetting, so a crash
-never loses a memory that was not meant to go.  A process keeps one store per work
-directory (`MemoryStore.of`), an inverted index brought up to date as the logs grow.
+never loses a memory that was not meant to go.  Beside the logs, `memory/index.sqlite`
+keeps their BM25 index, built from them and brought up to date as they grow: a fresh
+process opens it at once, however many memories there are.
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ import contextlib
 import heapq
 import math
 import re
-import sys
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +26,7 @@ from typing import Any
 
 from llm import Message, Model
 from llm.types import with_user_text
-from machine import Logs, ToolError, cap_output, hold
+from machine import Logs, PostingsFile, ToolError, cap_output, hold
 
 HOME = Path(".agent")  # the agent's home inside the work directory, as for sessions
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
@@ -42,6 +41,7 @@ HANGUL = "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"  # jamo and syllables
 CJK = HAN + KANA + HANGUL  # scripts written without spaces between words
 TOKEN_PATTERN = re.compile(f"(?P<cjk>[{CJK}]+)|(?P<word>[^\\W_{CJK}]+)")
 POSSESSIVE = re.compile(r"['’]s\b")
+INDEX = "index.sqlite"  # the index's file, in the logs' folder: built from them, never the truth
 SHOWN_TEXT = 2_000  # characters of one memory that a search shows; the rest is cut, and said
 
 
@@ -50,7 +50,7 @@ def tokenize(text: str) -> list[str]:
 
     English words lose case and a plural; a run of Chinese (or Japanese, or Korean)
     gives each character and each pair of neighbours, since nothing marks where its
-    words begin.  Interned: a term in ten thousand memories is one string.
+    words begin.
 
     >>> tokenize("The user's tests; 喜欢咖啡")
     ['the', 'user', 'test', '喜', '欢', '咖', '啡', '喜欢', '欢咖', '咖啡']
@@ -60,7 +60,7 @@ def tokenize(text: str) -> list[str]:
     for match in TOKEN_PATTERN.finditer(text):
         run = match.group()
         tokens += han_grams(run) if match.lastgroup == "cjk" else [singular(run)]
-    return [sys.intern(token) for token in tokens]
+    return tokens
 
 
 def han_grams(run: str) -> list[str]:
@@ -90,42 +90,21 @@ def bm25_term(weight: float, count: int, length: int, average_length: float) -> 
     return weight * count * (K1 + 1) / (count + saturation)
 
 
-class InvertedIndex:
-    """For each term, the memories that contain it and how often: the whole search state."""
-
-    def __init__(self) -> None:
-        self.postings: dict[str, dict[str, int]] = {}  # term -> {memory id -> count}
-        self.lengths: dict[str, int] = {}  # memory id -> number of tokens
-        self.total_length = 0
-
-    def add(self, memory_id: str, tokens: list[str]) -> None:
-        for term, count in Counter(tokens).items():
-            self.postings.setdefault(term, {})[memory_id] = count
-        self.lengths[memory_id] = len(tokens)
-        self.total_length += len(tokens)
-
-    def remove(self, memory_id: str, terms: tuple[str, ...]) -> None:
-        for term in terms:
-            postings = self.postings[term]
-            del postings[memory_id]
-            if not postings:
-                del self.postings[term]
-        self.total_length -= self.lengths.pop(memory_id)
-
-    def search(self, query_tokens: list[str], k: int) -> list[tuple[str, float]]:
-        """The `k` best (id, score) pairs, ties to the more recent; no shared term, no score."""
-        if not self.lengths:
-            return []
-        total = len(self.lengths)
-        average_length = self.total_length / total
-        scores: dict[str, float] = {}
-        for term in dict.fromkeys(query_tokens):  # each distinct term once, in query order
-            postings = self.postings.get(term, {})
-            weight = idf(len(postings), total)
-            for memory_id, count in postings.items():
-                share = bm25_term(weight, count, self.lengths[memory_id], average_length)
-                scores[memory_id] = scores.get(memory_id, 0.0) + share
-        return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], recency(item[0])))
+def bm25(index: PostingsFile, query_tokens: list[str], k: int) -> list[tuple[str, float]]:
+    """The `k` best (id, score) pairs, ties to the more recent; no shared term, no score.
+    Only the postings of the query's terms are read: the index is inverted."""
+    total, all_lengths = index.totals()
+    if not total:
+        return []
+    average_length = all_lengths / total
+    scores: dict[str, float] = {}
+    for term in dict.fromkeys(query_tokens):  # each distinct term once, in query order
+        postings = index.postings(term)  # (memory id, count, its length) of each holding it
+        weight = idf(len(postings), total)
+        for memory_id, count, length in postings:
+            share = bm25_term(weight, count, length, average_length)
+            scores[memory_id] = scores.get(memory_id, 0.0) + share
+    return heapq.nlargest(k, scores.items(), key=lambda item: (item[1], recency(item[0])))
 
 
 def recency(memory_id: str) -> tuple[str, int, str]:
@@ -139,6 +118,11 @@ def terms_of(tokens: list[str]) -> tuple[str, ...]:
     return tuple(sorted(set(tokens)))
 
 
+def fact(tokens: list[str]) -> str:
+    """The key a memory is found by when the same fact comes again: its terms, as a line."""
+    return " ".join(terms_of(tokens))
+
+
 @dataclass(frozen=True)
 class Hit:
     """One memory found by a search."""
@@ -150,8 +134,9 @@ class Hit:
 
 
 class MemoryStore:
-    """The daily logs under `root`, and a BM25 index over them.  `sync=False` skips each
-    write's fsync (bulk loading); `workdir` (by default `root`) is what no log may leave."""
+    """The daily logs under `root`, and a BM25 index over them kept beside them (`INDEX`).
+    `sync=False` skips each write's fsync (bulk loading); `workdir` (by default `root`) is
+    what no log may leave."""
 
     def __init__(
         self,
@@ -164,49 +149,32 @@ class MemoryStore:
         self.root, self.logs = Path(root), Path(root) / "memory"
         self.workdir = Path(workdir or root)
         self.sync, self.clock = sync, clock
-        self._start_over()
+        files = Logs(self.logs, self.workdir)  # how far each log was read into the index
+        self.index = PostingsFile(self.logs / INDEX, files, sync=sync)
+        self.index.catch_up(self._replay)
 
-    @classmethod
-    def of(cls, workdir: str | Path) -> MemoryStore:
-        """The store of `workdir`'s agent home, kept for the process, brought up to date;
-        only the few used last are kept, so a process that works in many folders lets the
-        stores of the others go."""
-        folder = Path(workdir).resolve()
-        store = OPEN_STORES.pop(folder, None)
-        if store is not None:
-            store._catch_up()
-        OPEN_STORES[folder] = store or cls(folder / HOME, workdir=folder)  # now the newest
-        while len(OPEN_STORES) > KEPT_STORES:
-            del OPEN_STORES[next(iter(OPEN_STORES))]  # the one used longest ago
-        return OPEN_STORES[folder]
+    @property
+    def problems(self) -> list[str]:
+        """What reading the logs had to skip or repair, one line each."""
+        return self.index.problems()
 
-    def _start_over(self) -> None:
-        """Every log replayed into empty state: at opening, and after a log was edited by hand."""
-        self.memories: dict[str, dict[str, Any]] = {}  # live memories by id, as in the log
-        self.index = InvertedIndex()
-        self.problems: list[str] = []  # what loading had to skip or repair, one line each
-        self._by_terms: dict[tuple[str, ...], str] = {}  # distinct terms -> id, for dedup
-        self._last_number: dict[str, int] = {}  # day "20261130" -> highest number used
-        self._files = Logs(self.logs, self.workdir)  # how far each log was replayed
-        self._catch_up()
-
-    def _catch_up(self) -> None:
-        """Replay what anyone appended since the last look; all again after a hand edit."""
-        if not self._files.read_new(self._replay, self.problems):
-            self._start_over()
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every live memory by id, as in its log (reads them all: for a listing, a test)."""
+        return self.index.records()
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the logs' lock with what other writers appended replayed: no id is given twice."""
-        try:  # inside the work directory: a lock planted as a link is refused
-            with hold(self.logs / ".lock", wait=True, inside=self.workdir):
-                self._catch_up()
+        lock = self.logs / ".lock"  # inside the work directory: one planted as a link is refused
+        try:
+            with hold(lock, wait=True, inside=self.workdir), self.index.writing(self._replay):
                 yield
         except OSError as error:  # a full disk, a read-only folder: one line
             raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
 
     def __len__(self) -> int:
-        return len(self.memories)
+        self.index.catch_up(self._replay)
+        return self.index.totals()[0]
 
     def add(self, text: str, category: str = "note") -> str:
         """Remember `text` and return its id, or that of the memory with the same set of terms
@@ -221,11 +189,11 @@ class MemoryStore:
         if not tokens:
             raise ValueError(f"memory text {text!r} has no words to find it by")
         with self._writing():
-            memory_id = self._by_terms.get(terms_of(tokens))
+            memory_id = self.index.find(fact(tokens))
             if memory_id is None:  # a new fact: the day's next number
                 now = self.clock()
                 day, stamp = now.strftime("%Y%m%d"), now.isoformat(timespec="seconds")
-                memory_id = f"m-{day}-{self._last_number.get(day, 0) + 1:04d}"
+                memory_id = f"m-{day}-{self.index.counter(day) + 1:04d}"
                 self._write(now, {"id": memory_id, "ts": stamp, "category": category, "text": text})
         return memory_id
 
@@ -235,16 +203,17 @@ class MemoryStore:
             raise ValueError(f"query must be text, got {type(query).__name__}")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a whole number of at least 1, got {k!r}")
+        self.index.catch_up(self._replay)  # what anyone appended since the last look
         hits = []
-        for memory_id, score in self.index.search(tokenize(query), k):
-            memory = self.memories[memory_id]
+        for memory_id, score in bm25(self.index, tokenize(query), k):
+            memory = self.index.record(memory_id)  # found by its postings, so there
             hits.append(Hit(memory_id, memory["text"], score, memory["category"]))
         return hits
 
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""
         with self._writing():
-            if memory_id not in self.memories:
+            if self.index.record(memory_id) is None:
                 unknown = f"no memory with id {memory_id!r} (never stored, or already forgotten)"
                 raise KeyError(f"{unknown}; search first to see the ids")
             now = self.clock()
@@ -253,33 +222,26 @@ class MemoryStore:
     def _write(self, now: datetime, record: dict[str, Any]) -> None:
         """Append to the day's log, then apply: disk first, so a failed write changes nothing."""
         name = f"{now:%Y-%m-%d}.jsonl"
-        self._files.append(name, record, sync=self.sync)
+        self.index.logs.append(name, record, sync=self.sync)
         self._replay(record, name)
 
     def _replay(self, record: dict[str, Any], source: str) -> None:
         """Apply one record of a log: a memory joins the index, a forget record takes one out."""
         if isinstance(record.get("forget"), str):
-            if record["forget"] in self.memories:
-                memory_id = record["forget"]
-                terms = terms_of(tokenize(self.memories.pop(memory_id)["text"]))
-                self.index.remove(memory_id, terms)
-                if self._by_terms.get(terms) == memory_id:
-                    del self._by_terms[terms]
+            memory = self.index.record(record["forget"])
+            if memory is not None:
+                self.index.remove(record["forget"], terms_of(tokenize(memory["text"])))
         elif not all(isinstance(record.get(key), str) for key in ("id", "text", "category")):
-            self.problems.append(f"{source}: not a memory or forget record, skipped: {record}")
-        elif record["id"] in self.memories:
-            self.problems.append(f"{source}: id {record['id']} appears twice, second skipped")
+            self.index.note(f"{source}: not a memory or forget record, skipped: {record}")
+        elif not record["id"].isprintable():
+            self.index.note(f"{source}: id {record['id']!r} is not printable text, skipped")
+        elif self.index.record(record["id"]) is not None:
+            self.index.note(f"{source}: id {record['id']} appears twice, second skipped")
         else:
             day, number, memory_id = recency(record["id"])
-            self._last_number[day] = max(self._last_number.get(day, 0), number)
+            self.index.count_up(day, number)
             tokens = tokenize(record["text"])
-            self.memories[memory_id] = record
-            self.index.add(memory_id, tokens)
-            self._by_terms.setdefault(terms_of(tokens), memory_id)
-
-
-OPEN_STORES: dict[Path, MemoryStore] = {}  # work directory, resolved -> its store, by `of`
-KEPT_STORES = 4  # the stores `of` keeps: a run's folder, and a few a lab comparison goes back to
+            self.index.add(memory_id, tokens, fact(tokens), record)
 
 
 MEMORY_TOOLS: list[dict[str, Any]] = [

@@ -39,7 +39,7 @@ def seconds(value: float) -> str:
 
 
 def megabytes(value: float) -> str:
-    return f"{value / 1e6:,.0f} MB"
+    return f"{value / 1e6:,.0f} MB" if value >= 1e6 else f"{value / 1e3:,.0f} kB"
 
 
 def measured_by(figures: dict[str, Any], lang: str) -> str:
@@ -91,35 +91,42 @@ def memory_search(lang: str = "en", source: Path = RECORDED) -> str:
 
 
 def memory_costs(lang: str = "en", source: Path = RECORDED) -> str:
-    """What the store and FTS5 cost at the largest size: opening, up to the first search,
-    and the memory each holds; and what interning the terms spares the store."""
+    """What the store and FTS5 cost at the largest size: opening, up to the first search;
+    the store's first build from its logs; the file each keeps; the memory an open one holds."""
     figures = recorded(source)
     costs = figures["costs"]
     ours, peer = costs["BM25 index"], costs.get("SQLite FTS5")
     size = f"{costs['memories']:,}"
     headers = [word("with {} memories", lang).format(size), word("BM25 index", lang)]
     headers += [word("SQLite FTS5", lang)] if peer else []
-    held = word("{} the index, {} with the records", lang)
+    held = word("{} of Python objects, SQLite's page cache (at most {})", lang)
     rows = [
         [word("open, up to the first search", lang), seconds(ours["open s"])],
+        [word("the first time: the index built from the logs", lang), seconds(ours["build s"])],
         [
-            word("held in memory", lang),
-            held.format(megabytes(ours["index bytes"]), megabytes(ours["held bytes"])),
+            word("the file on disk", lang),
+            word("{} the index, beside {} of logs", lang).format(
+                megabytes(ours["file bytes"]), megabytes(ours["logs bytes"])
+            ),
         ],
-        [word("more without interned terms", lang), megabytes(ours["copies bytes"])],
+        [
+            word("held in memory, open", lang),
+            held.format(megabytes(ours["held bytes"]), megabytes(ours["cache bytes"])),
+        ],
     ]
     if peer:
         rows[0].append(seconds(peer["open s"]))
-        rows[1].append(
-            word("{}: the whole database, texts, terms and index", lang).format(
-                megabytes(peer["held bytes"])
-            )
+        rows[1].append("—")
+        rows[2].append(
+            word("{}: texts, terms and index", lang).format(megabytes(peer["file bytes"]))
         )
-        rows[2].append("—")
+        rows[3].append(
+            word("SQLite's page cache (at most {})", lang).format(megabytes(peer["cache bytes"]))
+        )
     parts = [table(headers, rows)]
     if costs["measured at"] != costs["memories"]:
         parts.append(
-            word("Measured at {} memories; the memory scaled to {}.", lang).format(
+            word("Measured at {} memories; the files scaled to {}.", lang).format(
                 f"{costs['measured at']:,}", size
             )
         )
@@ -128,10 +135,11 @@ def memory_costs(lang: str = "en", source: Path = RECORDED) -> str:
 
 
 def memory_setup(lang: str = "en", source: Path = RECORDED) -> str:
-    """A prompt's memory set-up (the store, then the recall), the store kept or opened anew."""
+    """A prompt's memory set-up (a store opened, then the recall): with its index on disk,
+    and the first time, when the index is built from the logs."""
     figures = recorded(source)
     setup = figures["set-up"]
-    headers = [word("memories", lang), word("set-up, the store kept", lang)]
-    headers += [word("set-up, a fresh store", lang)]
-    rows = [[f"{setup['memories']:,}", ms(setup["kept ms"]), ms(setup["fresh ms"])]]
+    headers = [word("memories", lang), word("set-up, the index on disk", lang)]
+    headers += [word("the first time: the index built", lang)]
+    rows = [[f"{setup['memories']:,}", ms(setup["opened ms"]), ms(setup["built ms"])]]
     return table(headers, rows) + "\n\n" + measured_by(figures, lang)

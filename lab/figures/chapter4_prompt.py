@@ -168,7 +168,8 @@ def bm25_example(lang: str = "en") -> str:
     with tempfile.TemporaryDirectory() as root:
         store = MemoryStore(root, sync=False)
         ids = {store.add(text): name for name, text in EXAMPLE_MEMORIES.items()}
-        average = store.index.total_length / len(store.index.lengths)
+        count, all_lengths = store.index.totals()
+        average = all_lengths / count
         rows = [
             [name, text, " ".join(f"`{t}`" for t in tokenize(text)), str(len(tokenize(text)))]
             for name, text in EXAMPLE_MEMORIES.items()
@@ -183,17 +184,17 @@ def query_shares(store: MemoryStore, ids: dict[str, str], query: str, lang: str)
     """One query's table: every term's share of every memory's score, then the scores, which
     must be those the store's own search returns.  `ids` names the memories: A, B, C."""
     index = store.index
-    total = len(index.lengths)
-    average = index.total_length / total
+    total, all_lengths = index.totals()
+    average = all_lengths / total
     scores = dict.fromkeys(ids, 0.0)
     rows = []
     for term in dict.fromkeys(tokenize(query)):
-        postings = index.postings.get(term, {})
+        postings = {memory_id: (n, length) for memory_id, n, length in index.postings(term)}
         weight = idf(len(postings), total)
         row = [f"`{term}`", str(len(postings)), f"{weight:.3f}" if postings else "—"]
         for memory_id in ids:
             if memory_id in postings:
-                share = bm25_term(weight, postings[memory_id], index.lengths[memory_id], average)
+                share = bm25_term(weight, *postings[memory_id], average)
                 scores[memory_id] += share
                 row.append(f"{share:.3f}")
             else:
