@@ -230,23 +230,19 @@ def print_speed(sizes: list[int], queries: int) -> Figures:
 # --- What the agent pays: set-up per prompt, opening, memory held -------------------------
 
 
-def write_memories(workdir: Path, count: int) -> None:
-    """`count` synthetic memories in one daily log under `workdir`'s agent home, as an agent
-    that has worked there for months leaves them (one log is written at once, not added)."""
+def write_memories(workdir: Path, texts: list[str]) -> list[str]:
+    """`texts` as memories in one daily log under `workdir`'s agent home, as an agent that
+    has worked there for months leaves them (one log is written at once, not added), each
+    set of terms once; their ids, in order."""
     log = workdir / HOME / "memory" / "2026-11-30.jsonl"
     log.parent.mkdir(parents=True)
-    lines = [
-        jsonl.encode(
-            {
-                "id": f"m-20261130-{n:04d}",
-                "ts": "2026-11-30T09:00:00+01:00",
-                "category": "note",
-                "text": text,
-            }
-        )
-        for n, text in enumerate(synthetic_memories(count), start=1)
-    ]
-    log.write_bytes(b"".join(lines))
+    ids = [f"m-20261130-{n:04d}" for n in range(1, len(texts) + 1)]
+    stamp, kind = "2026-11-30T09:00:00+01:00", "note"
+    records = (
+        {"id": i, "ts": stamp, "category": kind, "text": t} for i, t in zip(ids, texts, strict=True)
+    )
+    log.write_bytes(b"".join(map(jsonl.encode, records)))
+    return ids
 
 
 def setup_ms(workdir: Path, task: str) -> float:
@@ -262,7 +258,7 @@ def print_setup(count: int = 10_000) -> Figures:
     from them), and every later one (the index file is opened)."""
     with tempfile.TemporaryDirectory() as root:
         workdir = Path(root).resolve()
-        write_memories(workdir, count)
+        write_memories(workdir, synthetic_memories(count))
         first, second = synthetic_queries(2, seed=5)
         built = setup_ms(workdir, first)
         opened = min(setup_ms(workdir, second) for _ in range(5))
@@ -281,7 +277,7 @@ def store_costs(count: int) -> Figures:
     tracemalloc, and SQLite's page cache at most); and the index file's bytes."""
     with tempfile.TemporaryDirectory() as root:
         workdir = Path(root).resolve()
-        write_memories(workdir, count)
+        write_memories(workdir, synthetic_memories(count))
         built = setup_ms(workdir, "deploy 部署") / 1e3
         opened = setup_ms(workdir, "deploy 部署") / 1e3  # as the next process would
         tracemalloc.start()

@@ -31,6 +31,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -68,10 +69,28 @@ class UsageError(Exception):
 
 @dataclass
 class Comparison:
-    """The runs that finished, in the order of the plan, and whether Ctrl-C cut it short."""
+    """The runs that finished, in the order of the plan, and whether Ctrl-C cut it short;
+    the seconds spent on each job from its copy to its verdict, in the order they ended."""
 
     records: list[Record] = field(default_factory=list)
     interrupted: bool = False
+    job_seconds: list[float] = field(default_factory=list)
+
+    def timing(self, seconds: float, parallel: int) -> str:
+        """Where `seconds` of a comparison went: the agents' loops, what each run does
+        around its loop (copying the workspace, the checker), and the rest (loading the
+        tasks, the tables, the records, the page)."""
+        runs = len(self.records)
+        if parallel > 1:
+            return f"{runs} runs in {seconds:.1f} s, {parallel} at a time"
+        loops = sum(record.wall_s for record in self.records)
+        around = sum(self.job_seconds) - loops
+        rest = seconds - sum(self.job_seconds)
+        return (
+            f"{runs} runs in {seconds:.1f} s: the agents' loops {loops:.1f} s, copying each "
+            f"workspace and checking it {around:.1f} s, loading the tasks and printing "
+            f"{rest:.1f} s"
+        )
 
 
 def compare(
@@ -90,11 +109,12 @@ def compare(
     folder = fresh_folder("lab-compare-", scratch)
     stopping = threading.Event()
     done: dict[int, Record] = {}
+    spent: list[float] = []
 
     def one(index: int) -> None:
         if stopping.is_set():  # a run queued for a worker thread when Ctrl-C came
             return
-        job = jobs[index]
+        job, started = jobs[index], time.monotonic()
 
         def on_turn(turn: int, tokens: int, estimated: bool) -> None:
             progress.turn(job.label, turn, tokens, estimated)
@@ -111,6 +131,7 @@ def compare(
             progress.finish(job.label, "interrupted, not counted")
             return
         done[index] = record
+        spent.append(time.monotonic() - started)
         progress.finish(job.label, finished_line(record))
 
     ticking = progress.ticking()  # a slow reply says so on its line while it is awaited
@@ -129,7 +150,7 @@ def compare(
         else:
             shutil.rmtree(folder, ignore_errors=True)
     records = [done[index] for index in sorted(done)]
-    return Comparison(records, interrupted=stopping.is_set())
+    return Comparison(records, interrupted=stopping.is_set(), job_seconds=spent)
 
 
 def in_parallel(
@@ -347,6 +368,7 @@ def preamble(args: argparse.Namespace, source: Source) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     args = build_parser().parse_args(argv)
     try:
         loaded = load_env_file()
@@ -393,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         except view.ViewError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+    print(comparison.timing(time.monotonic() - started, args.jobs), file=sys.stderr)
     if comparison.interrupted:
         print("interrupted: the runs above finished; the others did not run", file=sys.stderr)
         return 130

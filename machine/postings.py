@@ -100,10 +100,10 @@ class PostingsFile:
                 self.logs.read = {}
                 self.logs.read_new(apply, problems)
             yield
-            self._note(problems)
-            self.db.execute("DELETE FROM logs")
+            if problems:
+                self._note(problems)
             rows = [(name, *state) for name, state in self.logs.read.items()]
-            self.db.executemany("INSERT INTO logs VALUES (?, ?, ?, ?)", rows)
+            self.db.executemany("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?)", rows)
 
     def _read(self) -> dict[str, tuple[int, int, int]]:
         rows = self.db.execute("SELECT name, size, changed, records FROM logs")

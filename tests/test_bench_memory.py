@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.bench_memory import DATA, OPEN_TARGET, RECORDED, SETUP_TARGET, recall
+from lab.bench_memory import DATA, OPEN_TARGET, RECORDED, SETUP_TARGET, recall, write_memories
 from lab.figures import chapter4_memory
 from lab.memory_searchers import (
     Fts5Terms,
@@ -22,7 +22,7 @@ from lab.memory_searchers import (
     fts5_missing,
     synthetic_memories,
 )
-from v4_memory.memory import MemoryStore, terms_of, tokenize
+from v4_memory.memory import HOME, MemoryStore, terms_of, tokenize
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(fts5_missing() is not None, reason="this sqlite has no FTS5")
@@ -63,9 +63,11 @@ def fts5_vocabulary(db: sqlite3.Connection) -> dict[str, tuple[int, int]]:
 
 
 def loaded(texts: list[str], tmp_path: Path) -> tuple[IndexedStore, Fts5Terms]:
-    ours, peer = IndexedStore(tmp_path), Fts5Terms()
+    """The store opened on a log of `texts` (its index built from it in one go, as in a
+    fresh clone), and FTS5 given the same texts; memories are numbered alike in both."""
+    write_memories(tmp_path, texts)
+    ours, peer = IndexedStore(tmp_path / HOME), Fts5Terms()
     for text in texts:
-        ours.add(text)
         peer.add(text)
     peer.loaded()
     return ours, peer
@@ -115,8 +117,8 @@ def test_given_the_same_terms_fts5_ranks_as_the_store(seed: int, tmp_path: Path)
     is zero above that).  For queries of several terms the two idfs weigh the terms a
     little differently; the first memory is the same as often as the docs say."""
     texts = corpus(2_000, seed=seed)
-    ours, peer = IndexedStore(tmp_path), Fts5Terms()
-    ours_texts = {ours.add(text): text for text in texts}
+    ours_texts = dict(zip(write_memories(tmp_path, texts), texts, strict=True))
+    ours, peer = IndexedStore(tmp_path / HOME), Fts5Terms()
     peer_texts = {peer.add(text): text for text in texts}
     peer.loaded()
     half = len(texts) / 2

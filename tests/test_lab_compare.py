@@ -110,11 +110,28 @@ def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
 
 
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
-    *lines, saved, _page = offline["stderr"].splitlines()
+    *lines, saved, _page, _timing = offline["stderr"].splitlines()
     assert len(lines) == 20 and "\x1b" not in offline["stderr"]
     assert re.fullmatch(r"wrote 20 records to .*records\.json", saved)
     assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
                         lines[0])  # fmt: skip
+
+
+def test_the_last_line_says_where_the_seconds_went_and_they_add_up(offline: dict) -> None:
+    """README promises seconds: the comparison measures them itself, in parts that add up
+    to the whole, the loops being the runs' own times (the tables' last column)."""
+    *lines, timing = offline["stderr"].splitlines()
+    parts = re.fullmatch(
+        r"20 runs in ([\d.]+) s: the agents' loops ([\d.]+) s, copying each workspace and "
+        r"checking it ([\d.]+) s, loading the tasks and printing ([\d.]+) s",
+        timing,
+    )
+    assert parts, timing
+    total, loops, around, rest = map(float, parts.groups())
+    assert abs(loops + around + rest - total) <= 0.15  # each part rounded to 0.1 s
+    runs = sum(float(line.rsplit(" · ", 1)[1].removesuffix(" s")) for line in lines[:20])
+    assert abs(loops - runs) <= 0.1 + 0.05 * 20  # each run's time rounded to 0.1 s
+    assert around > 0 and rest >= 0
 
 
 def test_json_records_have_the_documented_format(offline: dict) -> None:
