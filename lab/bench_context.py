@@ -59,7 +59,7 @@ TURN_TARGET = 1e-3  # seconds of harness time per turn
 SIZE = 1_000  # messages in the session
 LARGE = 10_000  # messages in the session where stage 1 is timed again
 GROWTH = (100, 1_000, 10_000, 100_000)  # session sizes of `measure_growth`
-QUICK_GROWTH = (100, 1_000, 5_000)
+QUICK_LARGE, QUICK_GROWTH = 3_000, (100, 1_000, 2_000)  # the same, smaller, for the tests
 FIRST_TARGET = 0.1  # CPU seconds of the first prompt at 100,000 messages
 FIRST_RATIO = 5  # the first prompt at 100,000 messages against 1,000, at most
 OPEN_FIRST_TARGET = 2.5  # CPU seconds: opening plus the first prompt at 100,000 messages
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         store = SessionStore(Path(root), sync=False)
         print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
         measure_turns(store, 20 if args.quick else 100)
-        measure_turns(store, 20 if args.quick else 100, LARGE)
+        measure_turns(store, 20 if args.quick else 100, QUICK_LARGE if args.quick else LARGE)
         measure_cold(store, 2 if args.quick else 5)
         measure_summary(store, 1 if args.quick else 3)
         measure_loop(Path(root), 20 if args.quick else 100)

@@ -505,15 +505,15 @@ def test_the_benchmark_prints_its_figures() -> None:
     for case in ("under the budget", "stage 1 on"):
         figure = rf"fit \+ note_usage, {case}: [\d.]+ ms median over \d+ turns"
         assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
-    figure = r"fit \+ note_usage, stage 1 on, 10,000 messages: [\d.]+ ms median over \d+ turns"
+    figure = r"fit \+ note_usage, stage 1 on, 3,000 messages: [\d.]+ ms median over \d+ turns"
     assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
     assert re.search(r"first fit after a resume \(the estimates read back\): [\d.]+ ms", out), out
     assert re.search(r"one stage-1 view from nothing: [\d.]+ ms", out), out
     assert re.search(r"one stage-2 compaction, model excluded: [\d.]+ ms", out), out
-    for size in ("100", "1,000", "5,000"):
+    for size in ("100", "1,000", "2,000"):
         resumed = rf"chapter 4 resumed on +{size} messages: open [\d.]+ s, first prompt [\d.]+ s"
         assert re.search(rf"{resumed}, then [\d.]+ ms per turn", out), out
-    for target in (r"first prompt at 5,000: [\d.]+ \(target < 0.1 s", "per turn, 5,000 / 100"):
+    for target in (r"first prompt at 2,000: [\d.]+ \(target < 0.1 s", "per turn, 2,000 / 100"):
         assert re.search(rf"  {target}.*: (ok|OVER TARGET)\)", out), out
 
 
