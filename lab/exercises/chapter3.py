@@ -295,8 +295,9 @@ def children_recorded(words: list[str]) -> Verdict:
     if result.stop != "done":
         stop = f"`{result.stop}`" + (f": {result.error[:120]}" if result.error else "")
         wrong.append(Said(f"the run ended with {stop}", f"运行以 {stop} 结束"))
-    sections = ", ".join(f"{key or 'parent'} {n}" for key, n in lines.items())
-    zh_sections = "，".join(f"{key or '父智能体'} {n} 行" for key, n in lines.items())
+    by_section = sorted(lines.items(), key=lambda item: item[0] or "")  # parent, then calls
+    sections = ", ".join(f"{key or 'parent'} {n}" for key, n in by_section)
+    zh_sections = "，".join(f"{key or '父智能体'} {n} 行" for key, n in by_section)
     model, at, asked = header["model"], header["recorded_at"], sum(replay.asked.values())
     seen = Said(
         f"{path}, recorded by {model} at {at}, lines by section: {sections}; replayed,"
