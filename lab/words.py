@@ -154,7 +154,7 @@ ZH = {
     "compaction": "压缩",
     "the loop stopped": "循环停止",
     "stage {}: {} → {} tokens": "第 {} 阶段：{} → {} token",
-    "recalled memories": "检索到的记忆",
+    "recalled memories": "召回的记忆",
     "child agent": "子智能体",
     "child agent ({})": "子智能体（{}）",
     "{} · {} turns · {} tool calls · {} tokens in": "{} · {} 轮 · {} 次工具调用 · 输入 {} token",

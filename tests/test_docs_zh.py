@@ -60,6 +60,9 @@ BANNED = {
     "一台服务(?!器)": "一个服务",
     r"第 ?\d ?级|(?<![上量])级(?=[ |）])": "阶段（stage）",
     "(?:章|文本|协议)对(?:第|工具)": "X 与 Y",
+    "导论": "导言",
+    "检索到的记忆": "召回的记忆（recall）",
+    "笔记本电脑": "电脑：笔记本只指 Jupyter 的笔记本（notebook）",
 }
 # English terms the glossary translates: in Chinese prose they appear only as the
 # gloss after the Chinese term at its first use, e.g. 录像带（cassette）.
