@@ -274,3 +274,48 @@ def test_the_lab_flag_table_lists_every_flag_of_compare(lang: str) -> None:
     text = (REPO / "docs" / lang / "lab.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"^\| `(--[\w-]+)", text, re.M))
     assert flags <= listed, f"docs/{lang}/lab.md's flag table lacks {sorted(flags - listed)}"
+
+
+IT_PER_1000 = 6  # 它 per 1,000 Chinese characters of a page, at most: its referent stays clear
+LONGEST_SENTENCE = 100  # characters of one sentence, at most
+FIGURE = re.compile(r"^<!-- figure: .*?^<!-- /figure -->$", re.DOTALL | re.MULTILINE)
+
+
+def sentences(doc: Path) -> list[tuple[int, str]]:
+    """(line, sentence) of a page's own prose: not code, not a figure the code prints
+    (`python -m lab.figures` writes those), code spans and link targets left out; a
+    sentence ends after 。！？, at the end of a line, and at a table cell's edge."""
+    text = FIGURE.sub(lambda block: "\n" * block.group(0).count("\n"), doc.read_text("utf-8"))
+    code = code_line_numbers(text)
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if number in code:
+            continue
+        line = re.sub(r"\]\([^)]*\)", "]", without_code_spans(line))
+        for cell in line.split("|"):
+            found += [(number, s.strip()) for s in re.split(r"(?<=[。！？])", cell) if s.strip()]
+    return found
+
+
+@pytest.mark.parametrize("doc", ZH_DOCS, ids=relative)
+def test_it_is_used_only_where_its_referent_is_plain(doc: Path) -> None:
+    """它 stands for a noun the reader must find again: written Chinese names the thing,
+    or leaves the subject out, far more often than English says "it"."""
+    text = "".join(sentence for _, sentence in sentences(doc))
+    its, han = text.count("它"), len(HAN.findall(text))
+    allowed = IT_PER_1000 * han // 1000
+    lines = sorted({number for number, sentence in sentences(doc) if "它" in sentence})
+    assert its <= allowed, (
+        f"{relative(doc)}: 它 {its} times in {han:,} characters, at most {allowed} "
+        f"({IT_PER_1000} per 1,000); on lines {lines}"
+    )
+
+
+@pytest.mark.parametrize("doc", ZH_DOCS, ids=relative)
+def test_no_sentence_runs_past_100_characters(doc: Path) -> None:
+    long = [
+        f"{relative(doc)}:{number}: {len(sentence)} characters: {sentence[:40]}…"
+        for number, sentence in sentences(doc)
+        if len(sentence) > LONGEST_SENTENCE and HAN.search(sentence)
+    ]
+    assert not long, f"sentences over {LONGEST_SENTENCE} characters:\n" + "\n".join(long)
