@@ -47,6 +47,30 @@ class Console:
     # One lock for every console: agents running side by side (chapter 3's children)
     # print whole lines, never halves of two lines mixed.
     _lock = threading.Lock()
+    _holds = 0  # pauses waiting for the person (`--step`): no spinner meanwhile
+    _spinning: TextIO | None = None  # where a spinner's line shows now, to be cleared
+
+    @classmethod
+    @contextmanager
+    def held(cls) -> Iterator[None]:
+        """While the person reads and answers (a `--step` pause): the spinner's line is
+        cleared and stays so, and the time held is not counted as the model's."""
+        with cls._lock:
+            cls._holds += 1
+            cls._clear_spinner()
+        try:
+            yield
+        finally:
+            with cls._lock:
+                cls._holds -= 1
+
+    @classmethod
+    def _clear_spinner(cls) -> None:
+        """Take the spinner's line off the screen (the lock held)."""
+        if cls._spinning is not None:
+            cls._spinning.write("\r\033[K")
+            cls._spinning.flush()
+            cls._spinning = None
 
     def __init__(self, quiet: bool = False, out: TextIO | None = None, err: TextIO | None = None):
         self.quiet = quiet
@@ -124,15 +148,23 @@ class Console:
 
     def _spin(self, done: threading.Event) -> None:
         start = time.monotonic()
-        frame = 0
+        frame, held, held_since = 0, 0.0, None
         while not done.wait(0.1):
-            elapsed = time.monotonic() - start
-            symbol = SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]
-            self.err.write(f"\r{symbol} thinking {elapsed:.1f}s")
-            self.err.flush()
+            now = time.monotonic()
+            with Console._lock:
+                if Console._holds:  # the person is reading a pause: their time, not the model's
+                    held_since = held_since or now
+                    continue
+                if held_since is not None:
+                    held, held_since = held + now - held_since, None
+                symbol = SPINNER_FRAMES[frame % len(SPINNER_FRAMES)]
+                self.err.write(f"\r{symbol} thinking {now - start - held:.1f}s")
+                self.err.flush()
+                Console._spinning = self.err
             frame += 1
-        self.err.write("\r\033[K")
-        self.err.flush()
+        with Console._lock:
+            Console._spinning = self.err
+            Console._clear_spinner()
 
 
 KEY_ARGUMENTS = ("command", "pattern", "path", "description", "query", "name", "text")
@@ -274,6 +306,10 @@ class Stepping:
         return Stepping(inner, self.keys, self.out, f"{self.label}child {key} · ", self.running)
 
     def _pause(self, system: str, messages: list[Any], tools: list[dict] | None) -> None:
+        with Console.held():  # the spinner of the call under way neither shows nor counts
+            self._ask(system, messages, tools)
+
+    def _ask(self, system: str, messages: list[Any], tools: list[dict] | None) -> None:
         self._write(self._summary(system, messages, tools))
         while True:
             self._write(f"[{STEP_KEYS}] ", end="")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from llm import Console
+from llm.console import Stepping
 
 
 class Terminal(io.StringIO):
@@ -108,3 +109,39 @@ def test_a_name_with_a_line_break_is_shown_on_one_line() -> None:
         "→ write_file  notes\\nDONE: all tests pass.txt",
         "→ bash  ls …",
     ]
+
+
+class SlowKeys(io.StringIO):
+    """A person who reads a `--step` pause for 1.5 s, then presses Enter."""
+
+    def readline(self, size: int = -1) -> str:
+        time.sleep(1.5)
+        return "\n"
+
+
+class AtOnce:
+    """A model that answers at once: the spinner's seconds are the pause's, if any."""
+
+    name = "at-once"
+
+    def complete(self, system, messages, tools=None, stop=None, max_tokens=4096) -> str:
+        return "reply"
+
+
+def test_a_step_pause_clears_the_spinner_and_is_not_counted_as_the_models_time() -> None:
+    """`--step` pauses inside the call the spinner is timing: the spinner's line is taken
+    off before the pause is printed, stays off while the person reads, and its seconds
+    leave the pause out."""
+    screen = Terminal()  # stdout and stderr are one terminal, as in a shell
+    stepping = Stepping(AtOnce(), keys=SlowKeys(), out=screen)
+    with Console(out=screen, err=screen).thinking():
+        time.sleep(0.35)  # the spinner shows
+        stepping.complete("system", [{"role": "user", "content": "hi"}])
+        time.sleep(0.35)
+    shown = screen.getvalue()
+    before, rest = shown.split("── about to send", 1)
+    pause, after = rest.split("(Enter)", 1)
+    assert "thinking" in before and before.endswith("\r\033[K"), before
+    assert "thinking" not in pause
+    seconds = [float(s) for s in re.findall(r"thinking (\d+\.\d)s", shown)]
+    assert seconds and max(seconds) < 1.2, seconds  # 0.7 s of spinning, the 1.5 s pause left out
