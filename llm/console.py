@@ -47,22 +47,32 @@ class Console:
     # One lock for every console: agents running side by side (chapter 3's children)
     # print whole lines, never halves of two lines mixed.
     _lock = threading.Lock()
-    _holds = 0  # pauses waiting for the person (`--step`): no spinner meanwhile
+    _turn = threading.Condition(_lock)  # told when a pause ends
+    _pausing: threading.Thread | None = None  # the thread of a `--step` pause under way
     _spinning: TextIO | None = None  # where a spinner's line shows now, to be cleared
 
     @classmethod
     @contextmanager
     def held(cls) -> Iterator[None]:
-        """While the person reads and answers (a `--step` pause): the spinner's line is
-        cleared and stays so, and the time held is not counted as the model's."""
+        """While the person reads and answers a `--step` pause: one pause at a time (two
+        children may ask at once), the screen the pause's alone (the other agents' lines
+        wait for its end), no spinner, and the time held not counted as the model's."""
         with cls._lock:
-            cls._holds += 1
+            cls._turn.wait_for(lambda: cls._pausing is None)
+            cls._pausing = threading.current_thread()
             cls._clear_spinner()
         try:
             yield
         finally:
             with cls._lock:
-                cls._holds -= 1
+                cls._pausing = None
+                cls._turn.notify_all()
+
+    @classmethod
+    def _wait_for_the_screen(cls) -> None:
+        """Until no pause of another thread is on the screen (the lock held)."""
+        me = threading.current_thread()
+        cls._turn.wait_for(lambda: cls._pausing in (None, me))
 
     @classmethod
     def _clear_spinner(cls) -> None:
@@ -98,6 +108,7 @@ class Console:
                 line = f"\033[{codes[style]}m{line}\033[0m"
             lines.append(self.prefix + line)
         with Console._lock:
+            Console._wait_for_the_screen()
             print("\n".join(lines), file=self.out, flush=True)
 
     def note(self, text: str) -> None:
@@ -152,7 +163,7 @@ class Console:
         while not done.wait(0.1):
             now = time.monotonic()
             with Console._lock:
-                if Console._holds:  # the person is reading a pause: their time, not the model's
+                if Console._pausing:  # the person is reading a pause: their time, not the model's
                     held_since = held_since or now
                     continue
                 if held_since is not None:
@@ -307,7 +318,8 @@ class Stepping:
 
     def _pause(self, system: str, messages: list[Any], tools: list[dict] | None) -> None:
         with Console.held():  # the spinner of the call under way neither shows nor counts
-            self._ask(system, messages, tools)
+            if not self.running[0]:  # `c` at another agent's pause, while this one waited
+                self._ask(system, messages, tools)
 
     def _ask(self, system: str, messages: list[Any], tools: list[dict] | None) -> None:
         self._write(self._summary(system, messages, tools))
@@ -359,6 +371,7 @@ class Stepping:
 
     def _write(self, text: str, end: str = "\n") -> None:
         with Console._lock:
+            Console._wait_for_the_screen()
             print(visible(text), end=end, file=self.out, flush=True)
 
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -145,3 +146,55 @@ def test_a_step_pause_clears_the_spinner_and_is_not_counted_as_the_models_time()
     assert "thinking" not in pause
     seconds = [float(s) for s in re.findall(r"thinking (\d+\.\d)s", shown)]
     assert seconds and max(seconds) < 1.2, seconds  # 0.7 s of spinning, the 1.5 s pause left out
+
+
+class Keys(io.StringIO):
+    """Keys from a pipe, read by whichever agent pauses; each line waits `delay` first."""
+
+    def __init__(self, text: str, delay: float = 0.0) -> None:
+        super().__init__(text)
+        self.delay, self.lock = delay, threading.Lock()
+
+    def readline(self, size: int = -1) -> str:
+        time.sleep(self.delay)
+        with self.lock:
+            return super().readline(size)
+
+
+def test_two_children_that_pause_at_once_pause_one_after_the_other_and_c_frees_both() -> None:
+    """Chapter 3's children ask from their own threads at the same moment: one pause is on
+    the screen at a time, and `c` at it runs the other child on without a pause of its own."""
+    screen = Terminal()
+    parent = Stepping(AtOnce(), keys=Keys("c\n"), out=screen)
+    children = [parent.child(key) for key in ("toolu_1", "toolu_2")]
+    threads = [
+        threading.Thread(
+            target=child.complete, args=("system", [{"role": "user", "content": "go"}])
+        )
+        for child in children
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a child still waits for a key"
+    assert screen.getvalue().count("about to send") == 1, screen.getvalue()
+    assert "no more input" not in screen.getvalue()
+
+
+def test_another_agents_lines_wait_for_the_end_of_a_pause() -> None:
+    """What a child prints while the person reads another's pause comes after the answer,
+    never between the pause's lines and its prompt."""
+    screen = Terminal()
+    stepping = Stepping(AtOnce(), keys=Keys("\n", delay=0.5), out=screen)
+    pausing = threading.Thread(
+        target=stepping.complete, args=("system", [{"role": "user", "content": "go"}])
+    )
+    pausing.start()
+    deadline = time.monotonic() + 60
+    while "about to send" not in screen.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    Console(out=screen, err=io.StringIO()).child("toolu_2").say("the other child's line")
+    pausing.join(timeout=60)
+    shown = screen.getvalue()
+    assert shown.index("(Enter)") < shown.index("the other child's line"), shown
