@@ -108,10 +108,11 @@ def test_every_doc_exists_in_both_languages_with_the_same_sections() -> None:
         assert count(r"^\| ", en) == count(r"^\| ", zh), f"{name}: number of table rows"
 
 
-def test_package_readmes_say_the_same_in_chinese() -> None:
-    """A package's README.zh.md renders its README.md: the same sections and tables."""
-    translations = sorted(REPO.glob("*/README.zh.md"))
-    assert translations, "no README.zh.md found"
+def test_readmes_say_the_same_in_chinese() -> None:
+    """README.zh.md, and each package's, renders its README.md: the same sections, tables
+    and code blocks, and the same commands in its shell blocks (their comments aside)."""
+    translations = sorted([*REPO.glob("README.zh.md"), *REPO.glob("*/README.zh.md")])
+    assert len(translations) > 1, "no README.zh.md found"
     for chinese in translations:
         english = chinese.with_name("README.md")
         for pattern in (r"^## ", r"^### ", r"^\| ", r"^```"):
@@ -119,7 +120,17 @@ def test_package_readmes_say_the_same_in_chinese() -> None:
                 f"{relative(chinese)} and {relative(english)} differ in the lines that start "
                 f"with {pattern[1:]!r}"
             )
+        assert shell_commands(english) == shell_commands(chinese), relative(chinese)
         assert f"]({chinese.name})" in english.read_text(encoding="utf-8"), relative(english)
+
+
+def shell_commands(path: Path) -> list[list[str]]:
+    """The commands of each ```bash block, its comments (which are translated) left out and
+    the Chinese pages it opens (`notebooks/zh`, `--lang zh`) read as the English ones."""
+    text = path.read_text("utf-8").replace("notebooks/zh", "notebooks/en").replace(" --lang zh", "")
+    blocks = re.findall(r"^```bash\n(.*?)^```", text, re.DOTALL | re.M)
+    commands = [[re.sub(r"(^|\s)#.*", "", line).strip() for line in b.splitlines()] for b in blocks]
+    return [[line for line in block if line] for block in commands]
 
 
 def test_chapters_follow_the_template() -> None:
