@@ -452,7 +452,7 @@ def run_job(
         solved=solved,
         outcome=outcome,
         verdict=verdict,
-        stop=result.stop,
+        stop="max_tokens_total" if isinstance(failure, BudgetSpent) else result.stop,
         error=result.error,
         turns=turns,
         tool_calls=result.tool_calls,

@@ -470,23 +470,26 @@ def test_a_429_that_never_clears_is_its_own_verdict_not_a_failure(
 def test_a_run_stops_cleanly_at_its_token_budget(
     live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--max-tokens-total bounds what a run spends: the call after the bound is not made."""
+    """--max-tokens-total bounds what a run spends: a call is made only if what it reads and
+    its reply, capped to the room left, fit; the run then stops and says why."""
     call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
-    for _ in range(2):
-        live_env.reply(anthropic_message(call, stop_reason="tool_use"))  # 30 tokens a reply
+    for _ in range(10):  # the provider counts 600 tokens read, 300 written, a call
+        body = anthropic_message(call, stop_reason="tool_use", input_tokens=600)
+        live_env.reply({**body, "usage": {**body["usage"], "output_tokens": 300}})
     records = tmp_path / "records.json"
     argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
-    argv += ["--max-tokens-total", "50", "--max-reply-tokens", "300", "--json", str(records)]
+    argv += ["--max-tokens-total", "3000", "--max-reply-tokens", "300", "--json", str(records)]
     assert compare.main(argv) == 0
     out = capsys.readouterr().out
-    assert len(live_env.requests) == 2 and live_env.pending == 0
-    assert [request.body["max_tokens"] for request in live_env.requests] == [300, 300]
-    assert "at most 300 tokens a reply, 50 tokens a run" in out.splitlines()[0]
+    assert "at most 300 tokens a reply, 3,000 tokens a run" in out.splitlines()[0]
+    assert 1 <= len(live_env.requests) < 10 and live_env.pending > 0  # stopped before the end
+    assert all(request.body["max_tokens"] <= 300 for request in live_env.requests)
     (record,) = json.loads(records.read_text())["records"]
-    assert record["stop"] == "error" and record["outcome"] == "not solved"
+    assert record["stop"] == "max_tokens_total" and record["outcome"] == "not solved"
     spent = record["input_tokens"] + record["output_tokens"]
-    assert spent >= 50 and record["turns"] == 2
-    assert f"the run has used {spent} tokens and --max-tokens-total allows 50" in record["error"]
+    assert spent == 900 * len(live_env.requests) <= 3000
+    assert f"the run has used {spent:,} tokens, the call would read about" in record["error"]
+    assert record["error"].endswith("--max-tokens-total allows 3,000")
 
 
 def test_max_turns_bounds_every_run(
