@@ -37,6 +37,7 @@ from .types import Model
 PATH_FLAGS = ("workdir", "record", "copy_demo")
 CACHES = {"__pycache__", ".pytest_cache"}  # left behind when a demo workspace is copied
 EXIT_CODES = {"done": 0, "error": 2}  # every other stop (max_turns, interrupted, …) is 1
+DEFAULT_TURNS = 30  # model calls a run may make, unless --max-turns says otherwise
 NOT_UTF8 = "holds bytes that are not UTF-8 text: check your terminal's encoding"
 
 
@@ -94,7 +95,9 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
     parser.add_argument(
         "--workdir", metavar="DIR", help="where the tools work (default: the current folder)"
     )
-    parser.add_argument("--max-turns", metavar="N", type=int, default=30, help="model calls")
+    parser.add_argument(
+        "--max-turns", metavar="N", type=int, default=DEFAULT_TURNS, help="model calls"
+    )
     parser.add_argument("--record", metavar="FILE", help="save the model's replies as a cassette")
     parser.add_argument("--quiet", action="store_true", help="print only the final answer")
     parser.add_argument(
@@ -365,7 +368,8 @@ def run_demo_steps(
 
     In the same work directory; each replays its own cassette (the bundled one, or with
     `--model replay:FILE` the one beside FILE), and `--record FILE` records each beside
-    FILE.  A step that fails stops the demo.
+    FILE.  `--max-turns` and `--max-tokens-total` bound each step as they bound the
+    first.  A step that fails stops the demo.
     """
     for cassette, flags in chapter.demo_steps:
         bundled = chapter.demo_cassette.parent / cassette
@@ -374,7 +378,9 @@ def run_demo_steps(
         if model.startswith("replay:") and args.model:  # the step's own, beside the first
             model = f"replay:{step_file(chapter, model.removeprefix('replay:'), cassette)}"
         extra = [*flags]
-        for flag in chapter.demo_passes_on:  # argparse's name: --context-budget → context_budget
+        if args.max_turns != DEFAULT_TURNS:  # the learner's bounds hold for every step
+            extra += ["--max-turns", str(args.max_turns)]
+        for flag in ["--max-tokens-total", *chapter.demo_passes_on]:  # --x-y → args.x_y
             value = getattr(args, flag.removeprefix("--").replace("-", "_"))
             extra += [flag, str(value)] if value is not None else []
         extra += ["--record", str(step_file(chapter, args.record, cassette))] if args.record else []

@@ -394,6 +394,15 @@ def test_demo_compacts_resumes_in_a_new_process_and_recalls_in_a_new_session(
     assert len(list((workspace / SESSIONS_DIR).glob("*.jsonl"))) == 2
 
 
+def test_the_learners_bounds_hold_for_every_step_of_the_demo(tmp_path: Path) -> None:
+    """--max-turns and --max-tokens-total reach the later steps, each a new process: the
+    command line each step prints carries them (and without them, nothing is added)."""
+    done = chapter4("--demo", "--max-turns", "15", "--max-tokens-total", "900000", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    steps = [line for line in done.stdout.splitlines() if line.startswith("$ python -m")]
+    assert len(steps) == 2 and all("--max-turns 15 --max-tokens-total 900000" in s for s in steps)
+
+
 def test_continue_without_a_session_and_an_unknown_id_are_one_line_errors(tmp_path: Path) -> None:
     cassette = write_cassette(tmp_path / "c.jsonl", [DONE])
     nothing = chapter4("--continue", "--model", f"replay:{cassette}", "hi", cwd=tmp_path)
