@@ -163,6 +163,20 @@ def test_an_unknown_agent_type_is_an_error_result(tmp_path: Path, workdir: Path)
     assert result.stop == "done"
 
 
+def test_no_child_is_given_more_turns_than_the_run(tmp_path: Path, workdir: Path) -> None:
+    """--max-turns reaches the children: a child's limit is its type's, or the run's if that
+    is smaller, so a learner's bound on a live run bounds every loop in it."""
+    looking = ([tool("c1", "read_file", path="notes.txt")], "tool_use")
+    children = {"t1": [looking] * 5 + [DONE]}  # five turns of reading, then an answer
+    model = replay(tmp_path, [([task("t1")], "tool_use"), DONE], children)
+    result = run("go", model=model, workdir=workdir, max_turns=3)
+    (child,) = result.children
+    assert (child.result.stop, child.result.turns) == ("max_turns", 3)
+    model = replay(tmp_path, [([task("t1")], "tool_use"), DONE], children)
+    (child,) = run("go", model=model, workdir=workdir).children  # 30: the type's 20 hold
+    assert (child.result.stop, child.result.turns) == ("done", 6)
+
+
 def test_a_child_that_fails_is_an_error_result_and_the_parent_goes_on(
     tmp_path: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -70,7 +70,7 @@ def run(
     plan = Plan(latest_plan(messages), remind_after)
     schemas = {name: ALL_SCHEMAS[name] for name in MAIN.tools}
     handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
-    children = Children(model, Path(workdir), console)  # the agents that task calls start
+    children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
     try:
         for _ in range(max_turns):
             with console.thinking():

@@ -18,7 +18,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -343,8 +343,9 @@ class Children:
     order of the calls.  `records` keeps each child's own run, for the run's result.
     """
 
-    def __init__(self, model: Model, workdir: Path, console: Console) -> None:
+    def __init__(self, model: Model, workdir: Path, console: Console, max_turns: int) -> None:
         self.model, self.workdir, self.console = model, workdir, console
+        self.max_turns = max_turns  # the run's: no child is given more turns than its parent
         self.stop = threading.Event()  # set by Ctrl-C: children at work stop at their next call
         self.records: list[Child] = []
 
@@ -385,6 +386,7 @@ class Children:
     ) -> str:
         """Run a child of `agent_type` on `prompt`, from nothing; its report is the result."""
         kind = find_type(agent_type)
+        kind = replace(kind, max_turns=min(kind.max_turns, self.max_turns))
         console = self.console.child(description)
         console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
         model = StoppableModel(for_child(self.model, call_id), self.stop)

@@ -134,7 +134,7 @@ def run(
         "memory_search": lambda workdir, query, k=5: render_hits(memory.search(query, k)),
         "load_skill": load_skill,
     }
-    children = Children(model, Path(workdir), console)  # the agents that task calls start
+    children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
     stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     results: list[dict] = []  # the open turn's results: a session line is written once, whole
     try:
