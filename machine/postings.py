@@ -57,7 +57,7 @@ class PostingsFile:
         """Let go of the file with its last user: a connection of `sqlite3` is freed only by
         a collection (its statement cache refers back to it), and until then Windows
         refuses to delete the folder it is in."""
-        with contextlib.suppress(AttributeError, sqlite3.Error):
+        with contextlib.suppress(Exception):  # never opened, or the interpreter is ending
             self.db.close()
 
     def _open(self) -> tuple[sqlite3.Connection, bool]:
