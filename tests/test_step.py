@@ -89,19 +89,24 @@ def test_a_replay_steps_too_and_quiet_keeps_the_pauses(tmp_path: Path) -> None:
 
 
 def test_max_tokens_total_stops_a_chapter_cleanly_saying_so() -> None:
-    """The demo's first call is ≈800 tokens: a bound of 1,000 lets two calls go, not three."""
+    """The demo's calls read ≈720, ≈1,170 and ≈1,400 tokens: a bound of 3,000 lets two go,
+    and the third, which would take the run past it, is not made."""
     done = subprocess.run(
-        [sys.executable, "-m", "v1_tool_loop", "--demo", "--max-tokens-total", "1000"],
+        [sys.executable, "-m", "v1_tool_loop", "--demo", "--max-tokens-total", "3000"],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 2
-    assert "── error: 2 turns" in done.stdout
-    assert re.search(
-        r"the run has used [\d,]+ tokens and --max-tokens-total allows 1,000", done.stderr
+    summary = re.search(
+        r"── error: 2 turns, 3 tool calls, ≈([\d,]+) tokens in, ≈([\d,]+) out", done.stdout
     )
+    assert summary, done.stdout
+    used = sum(int(n.replace(",", "")) for n in summary.groups())
+    assert used <= 3_000
+    assert f"the run has used {used:,} tokens, the call would read about" in done.stderr
+    assert done.stderr.rstrip().endswith("and --max-tokens-total allows 3,000")
 
 
 def test_a_live_run_steps_too(fake_provider: FakeProvider, tmp_path: Path) -> None:
