@@ -357,16 +357,23 @@ class Stepping:
             return head + "\n   the first call: everything is new"
         # Chapter 4 ends each request with a runtime note on its last message: the note
         # moves on, and the message it left is the same message.
-        if list(map(as_sent, messages[: len(before)])) == before:
-            added = messages[len(before) :]
-            lines = [f"   added since the last call: {len(added)}"]
-        else:  # chapter 4 compacted, or a reminder rewrote a message: not a plain append
-            added = messages
+        old = list(map(as_sent, messages[: len(before)]))
+        grown = len(old) == len(before)  # not shortened by a summary
+        rewritten = [n for n, (was, now) in enumerate(zip(before, old, strict=False)) if was != now]
+        if grown and len(rewritten) <= 3:  # appended to, with a few old messages rewritten
+            shown = [("~", messages[n]) for n in rewritten]  # rewritten (stage 1's previews)
+            shown += [("+", message) for message in messages[len(before) :]]
+            lines = [f"   added since the last call: {len(messages) - len(before)}"]
+            if rewritten:
+                numbers = ", ".join(str(n + 1) for n in rewritten)
+                lines[0] += f"; rewritten (~): message {numbers}"
+        else:  # chapter 4 summarised older turns: the history is another one now
+            shown = [("+", message) for message in messages]
             lines = [f"   the messages were rewritten since the last call ({len(before)} before)"]
-        for message in added:
+        for mark, message in shown:
             glimpse = " ".join(content_text(message["content"]).split())[:70]
             tokens = estimate_message(message)
-            lines.append(f"   + {message['role']:<9} ≈{tokens:>6,} tokens  {glimpse}")
+            lines.append(f"   {mark} {message['role']:<9} ≈{tokens:>6,} tokens  {glimpse}")
         return "\n".join([head, *lines])
 
     def _write(self, text: str, end: str = "\n") -> None:

@@ -198,3 +198,22 @@ def test_another_agents_lines_wait_for_the_end_of_a_pause() -> None:
     pausing.join(timeout=60)
     shown = screen.getvalue()
     assert shown.index("(Enter)") < shown.index("the other child's line"), shown
+
+
+def test_a_pause_shows_an_old_message_rewritten_and_the_new_ones() -> None:
+    """Chapter 4's stage 1 cuts one old result to a preview at each turn: the pause says
+    which message was rewritten and shows it (~) before the added ones (+), instead of
+    calling the whole history rewritten; a history shortened by a summary is one."""
+    screen = Terminal()
+    stepping = Stepping(AtOnce(), keys=Keys("\n" * 3), out=screen)
+    first = [{"role": "user", "content": "go"}, {"role": "user", "content": "a long result"}]
+    stepping.complete("system", first)
+    cut = [first[0], {"role": "user", "content": "a preview"}]
+    cut += [{"role": "assistant", "content": "next"}, {"role": "user", "content": "more"}]
+    stepping.complete("system", cut)
+    pause = screen.getvalue().split("about to send")[2]
+    assert "added since the last call: 2; rewritten (~): message 2" in pause
+    marks = [line.split()[0] for line in pause.splitlines() if "tokens  " in line]
+    assert marks == ["~", "+", "+"], pause
+    stepping.complete("system", [{"role": "user", "content": "a summary"}])
+    assert "the messages were rewritten since the last call (4 before)" in screen.getvalue()
