@@ -338,7 +338,8 @@ def source_of(args: argparse.Namespace) -> Source:
             raise UsageError(f"--replay-dir {args.replay_dir} is not a folder")
         return Replayed(args.replay_dir)
     if args.model:
-        return Live(args.model, args.record_dir)
+        limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total)
+        return Live(args.model, args.record_dir, limits)
     return Scripted()
 
 

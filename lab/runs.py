@@ -65,6 +65,24 @@ class Limits:
     reply_tokens: int | None = None
     total_tokens: int | None = None
 
+    def kept(self) -> dict[str, int]:
+        """The bounds given, as a recording's header keeps them."""
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+    def or_recorded(self, model: Model) -> Limits:
+        """These bounds, each one not given taken from the recording `model` replays: a live
+        run replays as it ran only under the bounds it ran under."""
+        header = getattr(model, "header", None) or {}
+        recorded = header.get("bounds") if isinstance(header.get("bounds"), dict) else {}
+        given = {name: value for name, value in vars(self).items() if value is not None}
+        taken = {
+            name: value
+            for name, value in recorded.items()
+            if name in vars(self) and isinstance(value, int) and not isinstance(value, bool)
+            and value >= 1
+        }  # fmt: skip
+        return Limits(**{**taken, **given})
+
 
 @dataclass
 class Job:
@@ -207,11 +225,15 @@ def replay(cassette: Path, task: Task) -> tuple[Model, str]:
 
 
 class Live:
-    """A live model, a fresh client for every run; recorded when `record_to` is given."""
+    """A live model, a fresh client for every run; recorded when `record_to` is given, with
+    the `limits` the runs are given (a replay of the recording is given them again)."""
 
-    def __init__(self, spec: str, record_to: Path | None = None) -> None:
+    def __init__(
+        self, spec: str, record_to: Path | None = None, limits: Limits | None = None
+    ) -> None:
         self.spec = spec
         self.record_to = record_to
+        self.limits = limits or Limits()
 
     def seed(self, job: Job) -> int | None:
         """A seed of its own for every live run, known only to this process until the run
@@ -224,7 +246,10 @@ class Live:
             return model, "live"
         path = cassette_path(self.record_to, job)
         # Live, and kept: its replays say "recorded", the run itself was live.
-        return RecordingModel(model, path, chapter=job.chapter, task=job.task.prompt), "live"
+        recording = RecordingModel(
+            model, path, chapter=job.chapter, task=job.task.prompt, bounds=self.limits.kept()
+        )
+        return recording, "live"
 
 
 def cassette_path(folder: Path, job: Job) -> Path:
@@ -406,8 +431,8 @@ def run_job(
     seed = source.seed(job) if makes_inputs(job.task) else None
     if seed is not None:
         make_inputs(job.task, workdir, seed)
-    limits = limits or Limits()
     opened, provenance = source.open(job)
+    limits = (limits or Limits()).or_recorded(opened)
     model: Model = Windowed(opened, window) if window else opened
     if limits.total_tokens:
         model = Budgeted(model, limits.total_tokens)

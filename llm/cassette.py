@@ -338,7 +338,15 @@ class RecordingModel(Wrapper):
     manager, or call `close()` in a `finally`.
     """
 
-    def __init__(self, inner: Model, path: str | Path, *, chapter: str, task: str | None) -> None:
+    def __init__(
+        self,
+        inner: Model,
+        path: str | Path,
+        *,
+        chapter: str,
+        task: str | None,
+        bounds: dict[str, int] | None = None,
+    ) -> None:
         super().__init__(inner)
         self.path = Path(path)
         self.replies = 0
@@ -362,6 +370,8 @@ class RecordingModel(Wrapper):
             header["server"] = inner.base_url
         if os.environ.get(NOTE_VARIABLE):
             header["setup"] = os.environ[NOTE_VARIABLE]
+        if bounds:  # what the run was allowed (the lab's flags): its replay is allowed the same
+            header["bounds"] = bounds
         self._write(header)
 
     def complete(

@@ -26,6 +26,7 @@ from lab.report import width, wilson
 from lab.runs import Job, Scripted, run_job
 from lab.tasks import featured_names, load_task
 from llm import Model, Reply
+from llm.cassette import read_cassette
 from llm.result import tool_uses
 from llm.types import RUNTIME_TAG
 from tests.conftest import OfflineComparison
@@ -405,6 +406,29 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
     for before, after in zip(records, again, strict=True):
         assert after["provenance"] == "recorded", "the live run is live, its replay recorded"
         assert {**before, "wall_s": 0, "provenance": ""} == {**after, "wall_s": 0, "provenance": ""}
+
+
+def test_a_recording_replays_under_the_bounds_it_was_made_with(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live run stopped by --max-turns 2 is replayed with --replay-dir alone: its header
+    keeps the bounds, so the replay stops where the run stopped, not at a cassette run dry."""
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(3):
+        live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    runs = tmp_path / "runs"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    argv += ["--max-turns", "2", "--max-reply-tokens", "500", "--record-dir", str(runs)]
+    assert compare.main(argv) == 0
+    live = capsys.readouterr().out
+    assert live_env.pending == 1, "the third reply is never asked for"
+    (cassette,) = runs.rglob("*.jsonl")
+    assert read_cassette(cassette)[0]["bounds"] == {"max_turns": 2, "reply_tokens": 500}
+    assert compare.main(["--replay-dir", str(runs)]) == 0
+    replayed = capsys.readouterr().out
+    assert tables_of(replayed)["one-bug"][1][2] == tables_of(live)["one-bug"][1][2] == "max_turns"
+    assert compare.main(["--replay-dir", str(runs), "--max-turns", "1"]) == 0  # a bound given wins
+    assert tables_of(capsys.readouterr().out)["one-bug"][1][3] == "1"
 
 
 def test_a_live_run_of_the_long_task_reads_fresh_logs_and_its_replay_the_same(
