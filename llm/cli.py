@@ -256,9 +256,12 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
             f"recording the model's replies to {args.record}; "
             f"they are written to {shown_path(model.partial)} until the run ends"
         )
+    steps = True
     if args.demo:
         check_demo_replay(chapter, task, model)
-        check_demo_steps(chapter, args)
+        steps = check_demo_steps(chapter, args)
+        if not steps:
+            console.note("the recording holds the demo's first step alone, as far as it went")
     recorder = model
     model = bounded(model, args)
     try:
@@ -274,7 +277,7 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         report(result, console, args.max_turns)
         if tools_reached(result, args.max_turns):
             return 0  # the check that tools reach the model passed
-        if args.demo and result.stop == "done":
+        if args.demo and result.stop == "done" and steps:
             run_demo_steps(chapter, args, workdir, console)
         if args.demo:
             console.note(f"the demo workspace is kept at {workdir}: look at what the agent changed")
@@ -339,13 +342,18 @@ def step_file(chapter: Chapter, path: str | Path, cassette: str) -> Path:
     return path.with_name(f"{path.stem}.{Path(cassette).stem}{path.suffix}")
 
 
-def check_demo_steps(chapter: Chapter, args: argparse.Namespace) -> None:
-    """Refuse, before the demo starts, a replay whose later steps are missing or were
-    recorded for other tasks: each step replays its own cassette, never another's."""
-    if not (args.model or "").startswith("replay:"):
-        return
-    for cassette, _ in chapter.demo_steps:
-        path = step_file(chapter, args.model.removeprefix("replay:"), cassette)
+def check_demo_steps(chapter: Chapter, args: argparse.Namespace) -> bool:
+    """Whether the demo's later steps are to run: refused, before the demo starts, in a
+    replay where some are missing or were recorded for other tasks (each step replays its
+    own cassette, never another's); none there is a recording of a demo whose first step
+    stopped early, and it replays that step alone."""
+    if not (args.model or "").startswith("replay:") or not chapter.demo_steps:
+        return True
+    first = args.model.removeprefix("replay:")
+    paths = [step_file(chapter, first, cassette) for cassette, _ in chapter.demo_steps]
+    if not any(path.exists() for path in paths):
+        return False
+    for (cassette, _), path in zip(chapter.demo_steps, paths, strict=True):
         task = read_cassette(chapter.demo_cassette.parent / cassette)[0]["task"]
         try:
             recorded = read_cassette(path)[0].get("task")
@@ -359,6 +367,7 @@ def check_demo_steps(chapter: Chapter, args: argparse.Namespace) -> None:
                 f"{path} was recorded for another task ({str(recorded)[:40]!r}), not for this "
                 "step of the demo: record the demo again with --demo --model M --record FILE"
             )
+    return True
 
 
 def run_demo_steps(

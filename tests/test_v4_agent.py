@@ -373,6 +373,22 @@ def test_a_recorded_demo_keeps_all_three_steps_and_replays_them_strictly(tmp_pat
     assert wrong.returncode == 2 and "not for this demo" in wrong.stderr
 
 
+def test_a_demo_recorded_as_far_as_its_first_step_went_replays_that_step(tmp_path: Path) -> None:
+    """A recording of a demo whose first step stopped early holds no later step: its replay
+    plays the first step back, and says so, instead of refusing the recording."""
+    demo = REPO / "v4_memory" / "demo" / "cassette.jsonl"
+    short = ("--max-turns", "3")
+    recorded = chapter4("--demo", "--model", f"replay:{demo}", "--record", "run.jsonl", *short,
+                        cwd=tmp_path)  # fmt: skip
+    assert recorded.returncode == 1 and sorted(p.name for p in tmp_path.glob("*.jsonl")) == [
+        "run.jsonl"
+    ]
+    replayed = chapter4("--demo", "--model", "replay:run.jsonl", "--strict", *short, cwd=tmp_path)
+    assert replayed.returncode == 1, replayed.stderr
+    assert "the recording holds the demo's first step alone" in replayed.stdout
+    assert "── max_turns: 3 turns" in replayed.stdout and "$ python -m" not in replayed.stdout
+
+
 def test_demo_compacts_resumes_in_a_new_process_and_recalls_in_a_new_session(
     tmp_path: Path,
 ) -> None:
