@@ -250,8 +250,15 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         task, model = _demo_task_and_model(chapter, args, console)
     else:
         task, model = " ".join(args.task).strip(), load_model(args.model, strict=args.strict)
+    taken = recorded_bounds(model, args)
+    if taken:
+        console.note(f"replaying under the bounds it was recorded with: {taken}")
     if args.record:  # refuses a target it would lose before the model is ever called
-        model = RecordingModel(model, args.record, chapter=chapter.name, task=task or None)
+        bounds = {"max_turns": args.max_turns} if args.max_turns != DEFAULT_TURNS else {}
+        bounds |= {"total_tokens": args.max_tokens_total} if args.max_tokens_total else {}
+        model = RecordingModel(
+            model, args.record, chapter=chapter.name, task=task or None, bounds=bounds
+        )
         console.note(
             f"recording the model's replies to {args.record}; "
             f"they are written to {shown_path(model.partial)} until the run ends"
@@ -285,6 +292,26 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
     finally:  # however the run ended: done, error, Ctrl-C, or the prompt left
         if isinstance(recorder, RecordingModel):
             _save_recording(recorder, console)
+
+
+def recorded_bounds(model: Model, args: argparse.Namespace) -> str:
+    """A recording's bounds (its header's `bounds`) taken for those the command line does not
+    give, so that a run stopped by one replays to the same stop; what was taken, as flags."""
+    header = getattr(model, "header", None)
+    bounds = header.get("bounds") if isinstance(header, dict) else None
+    if not isinstance(bounds, dict):
+        return ""
+    taken = []
+    for key, flag, unset in [
+        ("max_turns", "--max-turns", DEFAULT_TURNS),
+        ("total_tokens", "--max-tokens-total", None),
+    ]:
+        value, name = bounds.get(key), flag.removeprefix("--").replace("-", "_")
+        counted = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        if counted and getattr(args, name) == unset:  # a bound given on the command line wins
+            setattr(args, name, value)
+            taken.append(f"{flag} {value}")
+    return " ".join(taken)
 
 
 def bounded(model: Model, args: argparse.Namespace) -> Model:

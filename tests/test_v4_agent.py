@@ -374,8 +374,9 @@ def test_a_recorded_demo_keeps_all_three_steps_and_replays_them_strictly(tmp_pat
 
 
 def test_a_demo_recorded_as_far_as_its_first_step_went_replays_that_step(tmp_path: Path) -> None:
-    """A recording of a demo whose first step stopped early holds no later step: its replay
-    plays the first step back, and says so, instead of refusing the recording."""
+    """A recording of a demo whose first step stopped early holds no later step: its replay,
+    under the bound the recording keeps, plays the first step back to the same stop, and
+    says so, instead of refusing the recording."""
     demo = REPO / "v4_memory" / "demo" / "cassette.jsonl"
     short = ("--max-turns", "3")
     recorded = chapter4("--demo", "--model", f"replay:{demo}", "--record", "run.jsonl", *short,
@@ -383,8 +384,9 @@ def test_a_demo_recorded_as_far_as_its_first_step_went_replays_that_step(tmp_pat
     assert recorded.returncode == 1 and sorted(p.name for p in tmp_path.glob("*.jsonl")) == [
         "run.jsonl"
     ]
-    replayed = chapter4("--demo", "--model", "replay:run.jsonl", "--strict", *short, cwd=tmp_path)
+    replayed = chapter4("--demo", "--model", "replay:run.jsonl", "--strict", cwd=tmp_path)
     assert replayed.returncode == 1, replayed.stderr
+    assert "replaying under the bounds it was recorded with: --max-turns 3" in replayed.stdout
     assert "the recording holds the demo's first step alone" in replayed.stdout
     assert "── max_turns: 3 turns" in replayed.stdout and "$ python -m" not in replayed.stdout
 
