@@ -103,9 +103,10 @@ NOT_FTS5 = '''--- a/lab/memory_searchers.py
 '''
 
 WRONG = {
-    "the same id for every query": (
+    "the same id for every query": (  # a case where memory 1 is kept (if forgotten, it
+        # "came back": refused too, for another reason)
         with_method("def ids(self, query: str, k: int) -> list[str]:", '    return ["1"]'),
-        "",
+        "4242",
         "comes first",
     ),
     "a table in memory, not in the file": (
