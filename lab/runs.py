@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
 from llm.budget import Budgeted, BudgetSpent
-from llm.cassette import RecordingModel, ReplayModel, for_child
+from llm.cassette import RecordingModel, ReplayModel, for_child, recorded_bounds
 from llm.cli import copy_private, fresh_folder
 from llm.errors import (
     AuthenticationFailed,
@@ -72,16 +72,8 @@ class Limits:
     def or_recorded(self, model: Model) -> Limits:
         """These bounds, each one not given taken from the recording `model` replays: a live
         run replays as it ran only under the bounds it ran under."""
-        header = getattr(model, "header", None) or {}
-        recorded = header.get("bounds") if isinstance(header.get("bounds"), dict) else {}
-        given = {name: value for name, value in vars(self).items() if value is not None}
-        taken = {
-            name: value
-            for name, value in recorded.items()
-            if name in vars(self) and isinstance(value, int) and not isinstance(value, bool)
-            and value >= 1
-        }  # fmt: skip
-        return Limits(**{**taken, **given})
+        taken = {name: n for name, n in recorded_bounds(model).items() if name in vars(self)}
+        return Limits(**{**taken, **self.kept()})
 
 
 @dataclass

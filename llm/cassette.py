@@ -43,6 +43,20 @@ FORMAT = "cassette/1"
 NOTE_VARIABLE = "AGENT_RECORD_SETUP"  # kept in a recording's header as "setup"
 
 
+def recorded_bounds(model: object) -> dict[str, int]:
+    """The bounds a replayed recording was made under (its header's `bounds`), each a whole
+    number of at least 1; none for a live model, or a cassette that keeps none."""
+    header = getattr(model, "header", None)
+    bounds = header.get("bounds") if isinstance(header, dict) else None
+    if not isinstance(bounds, dict):
+        return {}
+    return {
+        name: value
+        for name, value in bounds.items()
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    }
+
+
 def read_cassette(
     path: str | Path, *, strict: bool = False
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

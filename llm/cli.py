@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import Budgeted
-from .cassette import RecordingModel, ReplayModel, read_cassette
+from .cassette import RecordingModel, ReplayModel, read_cassette, recorded_bounds
 from .console import Console, Stepping, counted, fit_streams, shown_path
 from .errors import CassetteError, ModelError
 from .result import RunResult, tool_uses
@@ -250,7 +250,7 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         task, model = _demo_task_and_model(chapter, args, console)
     else:
         task, model = " ".join(args.task).strip(), load_model(args.model, strict=args.strict)
-    taken = recorded_bounds(model, args)
+    taken = take_recorded_bounds(model, args)
     if taken:
         console.note(f"replaying under the bounds it was recorded with: {taken}")
     if args.record:  # refuses a target it would lose before the model is ever called
@@ -294,23 +294,18 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
             _save_recording(recorder, console)
 
 
-def recorded_bounds(model: Model, args: argparse.Namespace) -> str:
-    """A recording's bounds (its header's `bounds`) taken for those the command line does not
-    give, so that a run stopped by one replays to the same stop; what was taken, as flags."""
-    header = getattr(model, "header", None)
-    bounds = header.get("bounds") if isinstance(header, dict) else None
-    if not isinstance(bounds, dict):
-        return ""
-    taken = []
+def take_recorded_bounds(model: Model, args: argparse.Namespace) -> str:
+    """A recording's bounds taken for those the command line does not give, so that a run
+    stopped by one replays to the same stop; what was taken, as flags."""
+    bounds, taken = recorded_bounds(model), []
     for key, flag, unset in [
         ("max_turns", "--max-turns", DEFAULT_TURNS),
         ("total_tokens", "--max-tokens-total", None),
     ]:
-        value, name = bounds.get(key), flag.removeprefix("--").replace("-", "_")
-        counted = isinstance(value, int) and not isinstance(value, bool) and value >= 1
-        if counted and getattr(args, name) == unset:  # a bound given on the command line wins
-            setattr(args, name, value)
-            taken.append(f"{flag} {value}")
+        name = flag.removeprefix("--").replace("-", "_")
+        if key in bounds and getattr(args, name) == unset:  # one given on the command line wins
+            setattr(args, name, bounds[key])
+            taken.append(f"{flag} {bounds[key]}")
     return " ".join(taken)
 
 

@@ -359,7 +359,8 @@ class Stepping:
         # moves on, and the message it left is the same message.
         old = list(map(as_sent, messages[: len(before)]))
         grown = len(old) == len(before)  # not shortened by a summary
-        rewritten = [n for n, (was, now) in enumerate(zip(before, old, strict=False)) if was != now]
+        pairs = enumerate(zip(before, old, strict=True)) if grown else []
+        rewritten = [n for n, (was, now) in pairs if was != now]
         if grown and len(rewritten) <= 3:  # appended to, with a few old messages rewritten
             shown = [("~", messages[n]) for n in rewritten]  # rewritten (stage 1's previews)
             shown += [("+", message) for message in messages[len(before) :]]

@@ -112,12 +112,17 @@ def test_a_name_with_a_line_break_is_shown_on_one_line() -> None:
     ]
 
 
-class SlowKeys(io.StringIO):
-    """A person who reads a `--step` pause for 1.5 s, then presses Enter."""
+class Keys(io.StringIO):
+    """Keys from a pipe, read by whichever agent pauses; each line waits `delay` first."""
+
+    def __init__(self, text: str, delay: float = 0.0) -> None:
+        super().__init__(text)
+        self.delay, self.lock = delay, threading.Lock()
 
     def readline(self, size: int = -1) -> str:
-        time.sleep(1.5)
-        return "\n"
+        time.sleep(self.delay)
+        with self.lock:
+            return super().readline(size)
 
 
 class AtOnce:
@@ -134,7 +139,7 @@ def test_a_step_pause_clears_the_spinner_and_is_not_counted_as_the_models_time()
     off before the pause is printed, stays off while the person reads, and its seconds
     leave the pause out."""
     screen = Terminal()  # stdout and stderr are one terminal, as in a shell
-    stepping = Stepping(AtOnce(), keys=SlowKeys(), out=screen)
+    stepping = Stepping(AtOnce(), keys=Keys("\n", delay=1.5), out=screen)  # reads 1.5 s
     with Console(out=screen, err=screen).thinking():
         time.sleep(0.35)  # the spinner shows
         stepping.complete("system", [{"role": "user", "content": "hi"}])
@@ -146,19 +151,6 @@ def test_a_step_pause_clears_the_spinner_and_is_not_counted_as_the_models_time()
     assert "thinking" not in pause
     seconds = [float(s) for s in re.findall(r"thinking (\d+\.\d)s", shown)]
     assert seconds and max(seconds) < 1.2, seconds  # 0.7 s of spinning, the 1.5 s pause left out
-
-
-class Keys(io.StringIO):
-    """Keys from a pipe, read by whichever agent pauses; each line waits `delay` first."""
-
-    def __init__(self, text: str, delay: float = 0.0) -> None:
-        super().__init__(text)
-        self.delay, self.lock = delay, threading.Lock()
-
-    def readline(self, size: int = -1) -> str:
-        time.sleep(self.delay)
-        with self.lock:
-            return super().readline(size)
 
 
 def test_two_children_that_pause_at_once_pause_one_after_the_other_and_c_frees_both() -> None:
