@@ -287,8 +287,7 @@ def store_costs(count: int) -> Figures:
             snapshot = tracemalloc.take_snapshot()
         finally:
             tracemalloc.stop()
-        (pages,) = store.index.db.execute("PRAGMA cache_size").fetchone()
-        (page,) = store.index.db.execute("PRAGMA page_size").fetchone()
+        cache = cache_bytes(store.index.db)
         del store  # its file closed before the folder goes
         folder = workdir / HOME / "memory"
         on_disk = (folder / memory.INDEX).stat().st_size
@@ -297,10 +296,18 @@ def store_costs(count: int) -> Figures:
         "build s": built,
         "open s": opened,
         "held bytes": sum(stat.size for stat in snapshot.statistics("filename")),
-        "cache bytes": -pages * 1024 if pages < 0 else pages * page,  # SQLite's own setting
+        "cache bytes": cache,
         "file bytes": on_disk,
         "logs bytes": logs,
     }
+
+
+def cache_bytes(db: sqlite3.Connection) -> int:
+    """The most SQLite keeps of a database's pages in memory, by its own setting: a
+    negative `cache_size` is in kibibytes, a positive one in pages."""
+    (pages,) = db.execute("PRAGMA cache_size").fetchone()
+    (page,) = db.execute("PRAGMA page_size").fetchone()
+    return -pages * 1024 if pages < 0 else pages * page
 
 
 def fts5_costs(count: int) -> Figures:
@@ -323,11 +330,9 @@ def fts5_costs(count: int) -> Figures:
             ('"deploy" OR "部署"',),
         ).fetchall()
         seconds = time.perf_counter() - start
-        (pages,) = opened.execute("PRAGMA cache_size").fetchone()
-        (page,) = opened.execute("PRAGMA page_size").fetchone()
+        cache = cache_bytes(opened)
         opened.close()
         on_disk = path.stat().st_size
-    cache = -pages * 1024 if pages < 0 else pages * page
     return {"open s": seconds, "cache bytes": cache, "file bytes": on_disk}
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .errors import ToolError
 from .files import agent_path
-from .logs import Logs
+from .logs import Logs, State
 
 SCHEMA = [
     "CREATE TABLE logs (name TEXT PRIMARY KEY, size INTEGER, changed INTEGER, records INTEGER)",
@@ -105,7 +105,7 @@ class PostingsFile:
             rows = [(name, *state) for name, state in self.logs.read.items()]
             self.db.executemany("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?)", rows)
 
-    def _read(self) -> dict[str, tuple[int, int, int]]:
+    def _read(self) -> dict[str, State]:
         rows = self.db.execute("SELECT name, size, changed, records FROM logs")
         return {name: (size, changed, records) for name, size, changed, records in rows}
 
