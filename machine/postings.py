@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolError
-from .files import agent_path
+from .files import agent_path, open_agent_file
 from .logs import Logs, State
 
 SCHEMA = [
@@ -65,9 +65,11 @@ class PostingsFile:
         file cannot be (its folder not made yet, or read-only)."""
         try:
             path = agent_path(self.logs.workdir, self.path)
+            if not path.parent.is_dir():  # made by the first write, not by a look
+                raise FileNotFoundError(path.parent)
             for end in ("", "-journal", "-wal", "-shm"):
                 _only_a_file(path.with_name(path.name + end))
-            db = _connect(path)
+            db = _connect(path, self.logs.workdir)
         except (sqlite3.OperationalError, OSError, ToolError):
             return _connect(":memory:"), False
         # Synced, a commit survives a power cut whole (a crash of the program it always does).
@@ -200,10 +202,24 @@ def _only_a_file(path: Path) -> None:
             path.unlink()
 
 
-def _connect(path: Path | str) -> sqlite3.Connection:
-    """A connection to this index at `path`, its tables made if the file is new; a file
-    there that is not this index (not a database, or other tables) is replaced."""
+def _private(workdir: Path, path: Path) -> None:
+    """The index file made, or kept, readable by this user alone before SQLite opens it:
+    it holds every memory's text, and SQLite gives its journals the file's own mode."""
+    fd = open_agent_file(workdir, path, create=True)
+    try:
+        if hasattr(os, "fchmod"):  # Windows keeps a file to its owner by other means
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
+def _connect(path: Path | str, workdir: Path | None = None) -> sqlite3.Connection:
+    """A connection to this index at `path` (a file in `workdir`, made private, or memory),
+    its tables made if the file is new; a file there that is not this index (not a
+    database, or other tables) is replaced."""
     for _ in range(2):
+        if workdir is not None:
+            _private(workdir, Path(path))
         db = sqlite3.connect(path, isolation_level=None, timeout=60)
         try:
             with _transaction(db, "IMMEDIATE"):  # one process makes the tables, not two

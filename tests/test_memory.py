@@ -506,3 +506,9 @@ def test_memories_are_readable_by_their_owner_alone_whatever_the_umask(tmp_path:
     (log,) = store.logs.glob("*.jsonl")
     assert log.stat().st_mode & 0o777 == 0o600
     assert store.logs.stat().st_mode & 0o777 == 0o700
+    kept = sorted(path.name for path in store.logs.iterdir())
+    assert kept == [".lock", log.name, INDEX], kept  # the index holds every memory's text too
+    assert all(path.stat().st_mode & 0o777 == 0o600 for path in store.logs.iterdir())
+    (store.logs / INDEX).chmod(0o644)  # as a version that did not see to it left it
+    store_at(tmp_path).search("deploy")
+    assert (store.logs / INDEX).stat().st_mode & 0o777 == 0o600

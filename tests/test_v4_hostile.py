@@ -162,13 +162,16 @@ def test_a_planted_index_file_is_replaced_never_followed_or_trusted(places, kind
         os.mkfifo(path)  # opening it to read would wait for ever
     elif kind == "text":
         path.write_text("not a database\n")
+        path.chmod(0o644)
     else:
         planted_index(workdir, ["CREATE TABLE docs (id TEXT)", "INSERT INTO docs VALUES ('x')"])
+        path.chmod(0o644)
     store = MemoryStore(workdir / HOME, workdir=workdir)
     memory_id = store.add("The deploy runs on Fridays.", "project")
     again = MemoryStore(workdir / HOME, workdir=workdir)
     assert [hit.id for hit in again.search("deploy")] == [memory_id]
     assert path.is_file() and not path.is_symlink() and again.index.on_disk
+    assert path.stat().st_mode & 0o777 == 0o600, "a file another user could read is kept so"
     assert all(file.stat().st_size == 0 for file in outside.glob("notes.db*"))
 
 
