@@ -47,6 +47,15 @@ class ToolResult:
     content: str
     is_error: bool = False
 
+    def to_block(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The tool_result block that answers `call`, for the next user message."""
+        return {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+
 
 TOOLS: list[dict[str, Any]] = [
     {
