@@ -2,12 +2,13 @@
 
 As `llm` is the boundary to the model, this package is the boundary to the machine:
 regular files opened, read as a stream and replaced safely (`files`), commands run
-with a timeout and stopped with all they started (`commands`, `processes`), locks
-between processes (`locks`), JSON-lines files appended durably and read back after a
-crash (`jsonl`), a folder of such logs followed as it grows (`logs`), and an inverted
-index built from them, kept in a file beside them (`postings`).  Each difference
-between Linux, macOS and Windows is handled here, by what the system has, so the
-chapters hold only their lessons.  It imports nothing of the course.
+with a timeout and stopped with all they started (`commands`, `processes`), the guard
+that refuses plainly destructive commands (`guard`), locks between processes
+(`locks`), JSON-lines files appended durably and read back after a crash (`jsonl`), a
+folder of such logs followed as it grows (`logs`), and an inverted index built from
+them, kept in a file beside them (`postings`).  Each difference between Linux, macOS
+and Windows is handled here, by what the system has, so the chapters hold only their
+lessons.  It imports nothing of the course.
 """
 
 from . import jsonl
@@ -47,6 +48,7 @@ from .files import (
     write_at,
     write_text,
 )
+from .guard import refusal_reason
 from .locks import Lock, LockBusy, hold
 from .logs import Logs
 from .postings import PostingsFile
@@ -86,6 +88,7 @@ __all__ = [
     "read_at",
     "read_lines",
     "read_text",
+    "refusal_reason",
     "shown_name",
     "run",
     "run_command",

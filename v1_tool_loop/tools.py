@@ -29,11 +29,12 @@ from machine import (
     ToolError,
     read_lines,
     read_text,
+    refusal_reason,
     run_command,
     write_text,
 )
 
-from .sandbox import refusal_reason, safe_path
+from .sandbox import safe_path
 
 DEFAULT_TIMEOUT = 60  # seconds a bash command may run unless the model asks for more
 MAX_TIMEOUT = 600
