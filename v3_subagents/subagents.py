@@ -14,10 +14,9 @@ three levels down; one level keeps the cost bounded and the story readable.
 from __future__ import annotations
 
 import itertools
-import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -30,7 +29,7 @@ from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
 from llm.wrapper import Wrapper
-from machine import ToolError, cap_output, stop_running_commands
+from machine import ToolError, cap_output, stop_running_commands, wait_through_ctrl_c
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
 from v2_todos.todos import TODO_TOOL, PlanRunResult
 
@@ -247,34 +246,19 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
     and their results then say they were interrupted; a second Ctrl-C also kills the
     commands still running, and once the child has ended, stops the parent's run too.
 
-    While it waits, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: raised in the
-    middle of the future's own locking, the exception could leave a lock held for ever,
-    and the program could then never end.  It is raised after the wait instead.
+    The presses are counted while the main thread waits (`wait_through_ctrl_c`), not
+    raised in the middle of the future's own locking, and acted on after the wait.
     """
     if threading.current_thread() is not threading.main_thread():
         return child.result()  # only the main thread receives Ctrl-C
-    twice = threading.Event()
 
-    def first_ctrl_c(signum: int, frame: object) -> None:
+    def first_ctrl_c() -> None:
         stop.set()
         console.warn("stopping the child agents (Ctrl-C again to stop their commands too)")
-        signal.signal(signal.SIGINT, second_ctrl_c)
 
-    def second_ctrl_c(signum: int, frame: object) -> None:
-        stop_running_commands()  # a child's command would hold the program until it ends
-        twice.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a third stops waiting
-
-    previous = signal.signal(signal.SIGINT, first_ctrl_c)
-    try:
-        # In slices: Python may leave a Ctrl-C that comes just as a wait begins untaken
-        # until the wait ends; here that is the slice's end, not the child's.
-        while not wait([child], timeout=0.2).done:
-            continue
-        result = child.result()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if twice.is_set():
+    # A child's command would hold the program until it ends: the second stops them.
+    result, presses = wait_through_ctrl_c(child, [first_ctrl_c, stop_running_commands])
+    if presses >= 2:
         raise KeyboardInterrupt  # out of every lock now: the parent stops as interrupted
     return result
 
