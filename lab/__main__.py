@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -21,8 +22,18 @@ import sys
 from llm.console import fit_streams
 from machine import adopt_orphans
 
-from . import clean, compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
+
+# Each subcommand's module, imported only when it is the one asked for: a learner's
+# `python -m lab exercise 2.3` does not wait for the figures' or the viewer's imports.
+SUBCOMMANDS = {
+    "compare": "lab.compare",
+    "view": "lab.view",
+    "shape": "lab.shape",
+    "figures": "lab.figures",
+    "exercise": "lab.exercises",
+    "clean": "lab.clean",
+}
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
 QUICK_BENCH = ["--startup-runs", "1", "--turns", "5", "--loop-runs", "1", "--estimate-runs", "1"]
@@ -73,22 +84,12 @@ def main(argv: list[str]) -> int:
 def dispatch(argv: list[str]) -> int:
     """The subcommand's own `main`, given the rest of the command line."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
-    if command == "compare":
-        return compare.main(rest)
-    if command == "view":
-        return view.main(rest)
+    if command in SUBCOMMANDS:
+        return importlib.import_module(SUBCOMMANDS[command]).main(rest)
     if command == "tasks":
         return tasks()
     if command == "bench":
         return run_benchmarks(rest)
-    if command == "shape":
-        return shape.main(rest)
-    if command == "figures":
-        return figures.main(rest)
-    if command == "exercise":
-        return exercises.main(rest)
-    if command == "clean":
-        return clean.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2
 

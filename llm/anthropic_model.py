@@ -35,14 +35,14 @@ class AnthropicModel:
     """Model backed by `anthropic.Anthropic().messages.create`, non-streaming."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None):
-        import anthropic
-
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
             raise NoModelConfigured(
                 "ANTHROPIC_API_KEY is not set: export it (or put it in .env) to use "
                 f"anthropic:{model}"
             )
+        import anthropic  # after the check: the SDK takes seconds to import, a refusal none
+
         self.name = f"anthropic:{model}"
         self.model = model
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None

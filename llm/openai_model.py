@@ -49,8 +49,6 @@ class OpenAIModel:
     """Model backed by `openai.OpenAI().chat.completions.create`, non-streaming."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None):
-        import openai
-
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not self.base_url:
@@ -58,6 +56,8 @@ class OpenAIModel:
                 f"OPENAI_API_KEY is not set: export it to use openai:{model}, or set "
                 "OPENAI_BASE_URL for a local server such as Ollama"
             )
+        import openai  # after the check: the SDK takes a second to import, a refusal none
+
         self.name = f"openai:{model}"
         self.model = model
         self.where = self.base_url or "api.openai.com"

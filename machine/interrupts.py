@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, wait
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:  # concurrent.futures brings logging: a wait imports it, not every start
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 
@@ -36,6 +38,8 @@ def wait_through_ctrl_c(future: Future[T], handlers: Sequence[Callable[[], None]
             handlers[number - 1]()
 
         return pressed
+
+    from concurrent.futures import wait
 
     previous = signal.signal(signal.SIGINT, press(1))
     try:
