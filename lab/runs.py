@@ -458,8 +458,6 @@ def run_job(
         else:  # not checked: what is in the workspace is only what the run got to
             solved, verdict = False, f"could not finish: {outcome}"
     usage, turns = result.usage, result.turns
-    if isinstance(failure, ToolCallInText):  # the reply came and was paid for, though no
-        usage, turns = usage + failure.reply.usage, turns + 1  # turn of the loop took it
     return Record(
         chapter=job.chapter,
         task=job.task.name,

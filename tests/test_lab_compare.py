@@ -857,19 +857,20 @@ def test_a_comparison_where_no_run_could_finish_says_so_and_fails(
     assert "error: no run could finish (2 rate limited): the tables measure nothing" in err
 
 
+@pytest.mark.parametrize("chapter", ["v1", "v2", "v3", "v4"])
 def test_a_call_the_server_left_in_the_text_is_a_setting_that_could_not_finish(
-    fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    chapter: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The reply came, and was paid for: its turn and tokens count; the run is not "not
-    solved" by the chapter but stopped by the server's tool-call setting."""
+    """The reply came, and was paid for: each chapter's loop counts its turn and tokens;
+    the run is not "not solved" by the chapter but stopped by the server's setting."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.url + "/v1")
-    call = '```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```'
-    fake_provider.reply(openai_completion(call, usage=(757, 141)))
+    fake_provider.reply(openai_completion("functions.bash:", usage=(757, 141)))
     records = tmp_path / "r.json"
-    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "openai:local"]
+    argv = ["--task", "one-bug", "--chapters", chapter, "--model", "openai:local"]
     assert compare.main([*argv, "--json", str(records)]) == 1  # nothing could finish
     (record,) = json.loads(records.read_text())["records"]
     assert record["stop"] == "tool_call_in_text" and record["outcome"] == "tool-call setting"
     assert record["verdict"] == "could not finish: tool-call setting"
     assert (record["turns"], record["input_tokens"], record["output_tokens"]) == (1, 757, 141)
+    assert record["context_per_turn"] == [757]

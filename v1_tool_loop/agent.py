@@ -80,7 +80,7 @@ def run(
         return RunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return RunResult(error.stop, messages, usage, error=str(error))
+        return RunResult(error.stop, messages, [*usage, *error.spent], error=str(error))
 
     close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return RunResult("max_turns", messages, usage)

@@ -99,7 +99,7 @@ def run(
         return PlanRunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return PlanRunResult(error.stop, messages, usage, error=str(error))
+        return PlanRunResult(error.stop, messages, [*usage, *error.spent], error=str(error))
 
     close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return PlanRunResult("max_turns", messages, usage)

@@ -111,8 +111,9 @@ def run(
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
         return DelegationRunResult(
-            error.stop, messages, usage, error=str(error), children=children.records
-        )
+            error.stop, messages, [*usage, *error.spent], error=str(error),
+            children=children.records,
+        )  # fmt: skip
 
     close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
     return DelegationRunResult("max_turns", messages, usage, children=children.records)

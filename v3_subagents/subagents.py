@@ -329,7 +329,7 @@ def run_child(
         return DelegationRunResult("interrupted", messages, usage)
     except ModelError as error:
         close_open_turn(messages, f"model error: {error}")
-        return DelegationRunResult(error.stop, messages, usage, error=str(error))
+        return DelegationRunResult(error.stop, messages, [*usage, *error.spent], error=str(error))
 
     close_open_turn(messages, f"stopped after {counted(kind.max_turns, 'turn')}")
     return DelegationRunResult("max_turns", messages, usage)
