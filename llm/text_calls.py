@@ -8,10 +8,11 @@ text.  The loop would then see a reply with no tool call, take its text for the 
 answer, and report success with nothing done.
 
 So every reply that was offered tools and holds no call is checked here: if its text
-holds a JSON call to one of the offered tools, the run stops with its own stop
-(`tool_call_in_text`) and a message that says what to change on the server.  With
-`AGENT_TEXT_TOOL_CALLS=1` the agent parses such calls itself instead, as chapter 0
-parses its `Action:` lines: the same lesson, applied to chapter 1's protocol.
+holds a JSON call to one of the offered tools, or only the start of one (`functions.bash:`,
+a call cut off), the run stops with its own stop (`tool_call_in_text`) and a message
+that says what to change on the server.  With `AGENT_TEXT_TOOL_CALLS=1` the agent
+parses whole calls itself instead, as chapter 0 parses its `Action:` lines: the same
+lesson, applied to chapter 1's protocol.
 """
 
 from __future__ import annotations
@@ -37,11 +38,15 @@ FUNCTIONS_CALL = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:\s*")
 # begins so, or with a <tool_call> tag, and holds no whole call was cut off.
 BEGUN_CALL = re.compile(r'\s*(?:```(?:json)?\s*)?\{\s*"name"\s*:\s*"([\w-]+)"')
 
-SERVER_SETTINGS = (
+SERVER_FIXES = (
     "start llama.cpp's llama-server with --jinja; llama-cpp-python's server with "
     "--chat_format chatml-function-calling; vLLM with --enable-auto-tool-choice "
     "--tool-call-parser NAME (hermes for Qwen); on Ollama, pick a model whose page lists "
-    f"tools. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
+    "tools"
+)
+# A whole call in the text can also be parsed by the agent; a cut-off one cannot.
+SERVER_SETTINGS = (
+    f"{SERVER_FIXES}. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
 )
 
 
@@ -75,7 +80,7 @@ def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
     if not calls:
         begun = begun_call(text, names)
         if begun is not None:
-            raise ToolCallInText(f"{begun}: {SERVER_SETTINGS}", reply)
+            raise ToolCallInText(f"{begun}: {SERVER_FIXES}", reply)
         return reply
     if os.environ.get(PARSE_VARIABLE) == "1":
         blocks: list[Block] = [

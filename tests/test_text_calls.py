@@ -97,6 +97,7 @@ def test_a_reply_that_is_only_a_calls_name_is_a_server_setting_not_an_answer(
     assert code == 1 and "── tool_call_in_text:" in out  # not "done" with nothing done
     (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
     assert repr(text.strip()) in line and "with nothing after it" in line
+    assert "AGENT_TEXT_TOOL_CALLS" not in line  # parsing the text cannot mend a cut call
 
 
 @pytest.mark.parametrize(
@@ -124,6 +125,7 @@ def test_a_call_cut_off_or_empty_in_the_text_is_a_server_setting_not_an_answer(
     assert code == 1 and "── tool_call_in_text:" in out
     (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
     assert "no whole call after it (cut off or empty)" in line and "--jinja" in line
+    assert "AGENT_TEXT_TOOL_CALLS" not in line  # parsing the text cannot mend a cut call
 
 
 @pytest.mark.parametrize(
