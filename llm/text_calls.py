@@ -70,7 +70,8 @@ def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
     """The reply as it is, or with the calls its text holds (when parsing is switched on).
 
     Raises ToolCallInText when the reply was offered tools, holds no tool call, and its
-    text holds a call to one of them, unless `AGENT_TEXT_TOOL_CALLS=1`.
+    text holds a call to one of them, unless `AGENT_TEXT_TOOL_CALLS=1`; or holds only the
+    start of a call (`begun_call`), which no setting of ours can run.
     """
     if not tools or any(block["type"] == "tool_use" for block in reply.content):
         return reply
