@@ -159,9 +159,13 @@ class AnthropicModel:
             )
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(self.where, self.base_url, self.timeout, exc)
-        if isinstance(exc, (sdk.APIConnectionError, sdk.InternalServerError)) or (
-            isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500
-        ):
+        if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500:
+            return ProviderUnavailable(
+                f"Anthropic answered HTTP {exc.status_code} at {self.where} after "
+                f"{attempts(exc)} ({detail}): it is up, and failed on this request. "
+                "Try again later."
+            )
+        if isinstance(exc, sdk.APIConnectionError):
             return ProviderUnavailable(
                 f"Anthropic did not answer at {self.where} after {attempts(exc)} "
                 f"({detail}). Check your network or try again later."

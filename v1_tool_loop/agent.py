@@ -44,7 +44,7 @@ def run(
     console = console or Console(quiet=True)
     messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
     usage = []
-    stop, why, error = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -72,9 +72,10 @@ def run(
                 results.append(result.to_block(call))
     except KeyboardInterrupt:
         stop, why = "interrupted", INTERRUPTED
-    except ModelError as failure:
-        stop, why, error = failure.stop, f"model error: {failure}", str(failure)
+    except ModelError as error:
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
     if why:  # the one way out: a turn cut short gets an answer for each open call, and why
         close_open_turn(messages, why)
-    return RunResult(stop, messages, usage, error)
+    return RunResult(stop, messages, usage, failure)

@@ -65,7 +65,7 @@ def run(
     # The plan so far, read back from the history; todo_write, when offered, replaces it.
     plan = Plan(latest_plan(messages), remind_after)
     handlers = {**handlers, "todo_write": plan.write}
-    stop, why, error = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -106,9 +106,10 @@ def run(
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
     except KeyboardInterrupt:
         stop, why = "interrupted", INTERRUPTED
-    except ModelError as failure:
-        stop, why, error = failure.stop, f"model error: {failure}", str(failure)
+    except ModelError as error:
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
     if why:  # the one way out: a turn cut short gets an answer for each open call, and why
         close_open_turn(messages, why)
-    return PlanRunResult(stop, messages, usage, error)
+    return PlanRunResult(stop, messages, usage, failure)

@@ -71,7 +71,7 @@ def run(
     schemas = {name: ALL_SCHEMAS[name] for name in MAIN.tools}
     handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
     children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
-    stop, why, error = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -109,9 +109,10 @@ def run(
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
     except KeyboardInterrupt:
         stop, why = "interrupted", INTERRUPTED
-    except ModelError as failure:
-        stop, why, error = failure.stop, f"model error: {failure}", str(failure)
+    except ModelError as error:
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
     if why:  # the one way out: a turn cut short gets an answer for each open call, and why
         close_open_turn(messages, why)
-    return DelegationRunResult(stop, messages, usage, error, children=children.records)
+    return DelegationRunResult(stop, messages, usage, failure, children=children.records)

@@ -179,6 +179,7 @@ def run(
         stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
         stop, why, failure = error.stop, f"model error: {error}", str(error)  # ContextFull too
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
     except SessionError as error:  # a full disk, say: nothing more can be written, or closed
         stop, why, failure = "error", "", str(error)
 
