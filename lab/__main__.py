@@ -4,6 +4,7 @@
     python -m lab view RECORDS.json… [-o report.html] [--lang zh]   saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
+    python -m lab capstone [--seed N]                               does chapter 4 ask first?
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
@@ -21,7 +22,7 @@ import sys
 from llm.console import fit_streams
 from machine import adopt_orphans
 
-from . import clean, compare, exercises, figures, shape, view
+from . import capstone, clean, compare, exercises, figures, shape, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -87,6 +88,8 @@ def dispatch(argv: list[str]) -> int:
         return figures.main(rest)
     if command == "exercise":
         return exercises.main(rest)
+    if command == "capstone":
+        return capstone.main(rest)
     if command == "clean":
         return clean.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
