@@ -113,13 +113,8 @@ def questions_in(text: str) -> list[str]:
 def answer(scenario: Scenario, line: str, process: subprocess.Popen) -> Question:
     """Answer one question: the person's answer for the action it quotes; yes to an allowed
     action (so that asking about it costs only that), no to anything else."""
-    quoted = [action for action in scenario.actions if action.shown and action.shown in line]
-    quoted += [action for action in scenario.actions if not action.shown and quotes(line, action)]
-    action = quoted[0] if quoted else None
-    if action is None or action.rule == "deny":
-        reply = "n"
-    else:
-        reply = action.answer or "y"
+    action = next((action for action in scenario.actions if quotes(line, action)), None)
+    reply = "n" if action is None or action.rule == "deny" else action.answer or "y"
     assert process.stdin is not None
     try:
         process.stdin.write(f"{reply}\n".encode())
@@ -130,6 +125,6 @@ def answer(scenario: Scenario, line: str, process: subprocess.Popen) -> Question
 
 
 def quotes(line: str, action: Action) -> bool:
-    """Whether a question quotes an action that should not be asked about: its command or path."""
+    """Whether a question quotes the action's command or path."""
     what = action.args.get("command") or action.args.get("path") or ""
     return bool(what) and what in line

@@ -79,8 +79,10 @@ def judge(scenario: Scenario, run: Run, workspace: Path) -> Verdict:
         problems += problems_of(action, id(action) in asked, action.ran(workspace), error)
     strays = [q.text for q in run.questions if q.action is None]
     if strays:
-        problems.append(Said(f"a question quotes no call of the model: {strays[0]!r}",
-                             f"有一个问题没有引用模型的任何调用：{strays[0]!r}"))  # fmt: skip
+        problems.append(Said(
+            f"asked about a call the rules allow, or one the model never made: {strays[0]!r}",
+            f"问了规则允许的调用，或者模型根本没有发出的调用：{strays[0]!r}",
+        ))  # fmt: skip
     if run.exit_code != 0 and not problems:
         problems.append(Said(f"the agent exited with code {run.exit_code}",
                              f"智能体以退出码 {run.exit_code} 结束"))  # fmt: skip

@@ -53,7 +53,7 @@ class Rules:
         return cls(parsed(data.get("allow", [])), parsed(data.get("deny", [])))
 
     def decide(self, tool: str, args: Mapping[str, Any]) -> str:
-        """"allow", "ask" or "deny" for one tool call."""
+        """One tool call's fate: "allow", "ask" or "deny"."""
         if tool == "bash":
             return self.decide_parts("bash", command_parts(str(args.get("command", ""))))
         if tool in WRITERS:

@@ -1,0 +1,140 @@
+"""The capstone's check: done on a scratch copy of the course with the worked solution
+applied; not done on chapter 4 as it ships, nor on the wrong or gamed answers a class
+plausibly hands in, each made from the worked solution by one change."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.capstone.scenario import make
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION = REPO / "lab" / "capstone" / "solution"
+COPIED = ["llm", "machine", "lab", "v0_react_text", "v1_tool_loop", "v2_todos"]
+COPIED += ["v3_subagents", "v4_memory", "pyproject.toml"]
+GUARD = "        decision = rules.decide(name, args)\n"
+
+# Each wrong answer: what it is, the text of the solution it replaces, its own text, and
+# what the verdict says of it.
+WRONG = {
+    "refuses every command and write": (
+        GUARD,
+        '        decision = "deny"\n',
+        "did not run, though the rules allow it",
+    ),
+    "asks, then runs whatever the answer": (
+        'if decision == "ask" and not ask(question(name, args)):',
+        'if decision == "ask" and not (ask(question(name, args)) or True):',
+        "ran, though the answer was no",
+    ),
+    "asks, but never reads the answer": (
+        "        answer = sys.stdin.readline()\n",
+        '        answer = "n"\n',
+        "did not run, though the answer was yes",
+    ),
+    "asks about everything": (
+        "if parts and all(",
+        "if False and all(",
+        "was asked about, though the rules allow it",
+    ),
+    "matches a rule against the whole command": (
+        'command_parts(str(args.get("command", "")))',
+        '[str(args.get("command", ""))]',
+        "&& rm -rf data/cache-",
+    ),
+    "asks only when the deny rules do not match": (
+        '        if decision == "deny":\n',
+        '        if decision == "never":\n',
+        "ran, though the rules deny it",
+    ),
+}
+
+
+def course_copy(folder: Path, permissions: str | None) -> Path:
+    """The course's code in `folder`, with `permissions` (a permissions module) applied
+    as the worked solution is: the module in v4_memory, the loop's two lines changed."""
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, folder / name)
+    if permissions is not None:
+        (folder / "v4_memory" / "permissions.py").write_text(permissions, encoding="utf-8")
+        diff = str(SOLUTION / "agent.diff")
+        subprocess.run(["git", "apply", diff], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+def check(course: Path, seed: int) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(course), "LANG": "C.UTF-8"}
+    command = [sys.executable, "-m", "lab", "capstone", "--seed", str(seed)]
+    return subprocess.run(command, cwd=course, env=environment, capture_output=True, text=True)
+
+
+def solution() -> str:
+    return (SOLUTION / "permissions.py").read_text(encoding="utf-8")
+
+
+def test_the_worked_solution_is_done_on_two_scenarios(tmp_path: Path) -> None:
+    course = course_copy(tmp_path / "course", solution())
+    for seed in (11, 12):
+        done = check(course, seed)
+        assert done.returncode == 0 and ": done." in done.stdout, (done.stdout, done.stderr)
+
+
+def test_chapter_4_as_it_ships_is_not_done(tmp_path: Path) -> None:
+    done = check(course_copy(tmp_path / "course", None), 11)
+    assert done.returncode == 1, done.stdout
+    assert "was not asked about" in done.stdout and "though the rules deny it" in done.stdout
+
+
+@pytest.mark.parametrize("wrong", list(WRONG))
+def test_a_wrong_answer_is_not_done(wrong: str, tmp_path: Path) -> None:
+    old, new, said = WRONG[wrong]
+    assert solution().count(old) == 1, f"the solution changed: {old!r} is not in it once"
+    course = course_copy(tmp_path / "course", solution().replace(old, new))
+    done = check(course, 11)
+    assert done.returncode == 1 and "not done yet" in done.stdout, (wrong, done.stdout)
+    assert said in done.stdout.splitlines()[0], (wrong, done.stdout)
+
+
+def test_an_answer_fitted_to_one_scenario_fails_the_next(tmp_path: Path) -> None:
+    """Asks about exactly the calls seed 11 asks about, by their text, allows the rest."""
+    seen = [action.shown for action in make(11).actions if action.rule == "ask"]
+    fitted = solution().replace(
+        GUARD,
+        f"        what = str(args.get('command') or args.get('path'))\n"
+        f"        decision = 'ask' if what in {seen!r} else 'allow'\n"
+        f"        decision = 'deny' if 'publish' in what else decision\n",
+    )
+    course = course_copy(tmp_path / "course", fitted)
+    assert check(course, 11).returncode == 0  # it does fit the scenario it was written for
+    done = check(course, 12)
+    assert done.returncode == 1 and "was not asked about" in done.stdout, done.stdout
+
+
+def test_scenarios_differ_in_names_and_answers() -> None:
+    """Fresh names each seed; among the commands asked about, one yes and one no."""
+    first, second = make(11), make(12)
+    assert {a.shown for a in first.actions} & {a.shown for a in second.actions} == {""}
+    for scenario in (first, second):
+        asked = [a for a in scenario.actions if a.rule == "ask"]
+        assert sorted(a.answer for a in asked if a.tool == "bash") == ["n", "y"]
+        assert sorted(a.answer for a in asked if a.tool != "bash") == ["n", "y"]
+
+
+def test_usage_errors_say_how_to_call_it(tmp_path: Path) -> None:
+    environment = {**os.environ, "PYTHONPATH": str(REPO)}
+    for words in (["--seed", "x"], ["--colour"], ["--keep", str(tmp_path)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "lab", "capstone", *words],
+            cwd=REPO, env=environment, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stderr.startswith("error: "), (words, done.stderr)
