@@ -1,6 +1,8 @@
 """The capstone's check: done on a scratch copy of the course with the worked solution
 applied; not done on chapter 4 as it ships, nor on the wrong or gamed answers a class
-plausibly hands in, each made from the worked solution by one change."""
+plausibly hands in, each made from the worked solution by one change.  The copy holds
+the code the check runs; the worked solution's module goes into its v4_memory and its
+diff (chapters 3 and 4) is applied with `git apply`."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def course_copy(folder: Path, permissions: str | None) -> Path:
             shutil.copy2(source, folder / name)
     if permissions is not None:
         (folder / "v4_memory" / "permissions.py").write_text(permissions, encoding="utf-8")
-        diff = str(SOLUTION / "agent.diff")
+        diff = str(SOLUTION / "chapters.diff")
         subprocess.run(["git", "apply", diff], cwd=folder, check=True, capture_output=True)
     return folder
 
@@ -105,6 +107,21 @@ def test_a_wrong_answer_is_not_done(wrong: str, tmp_path: Path) -> None:
     assert said in done.stdout.splitlines()[0], (wrong, done.stdout)
 
 
+def test_rules_that_do_not_reach_the_children_are_not_done(tmp_path: Path) -> None:
+    """The main agent's calls gated, a child's (chapter 3's `task`) left as they were."""
+    course = course_copy(tmp_path / "course", solution())
+    agent = course / "v4_memory" / "agent.py"
+    gated = "Children(model, Path(workdir), console, max_turns, tools=handlers)"
+    assert agent.read_text(encoding="utf-8").count(gated) == 1
+    agent.write_text(
+        agent.read_text(encoding="utf-8").replace(gated, gated.replace(", tools=handlers", "")),
+        encoding="utf-8",
+    )
+    done = check(course, 11)
+    assert done.returncode == 1 and "`rm -rf build/" in done.stdout, done.stdout
+    assert "was not asked about" in done.stdout, done.stdout
+
+
 def test_an_answer_fitted_to_one_scenario_fails_the_next(tmp_path: Path) -> None:
     """Asks about exactly the calls seed 11 asks about, by their text, allows the rest."""
     seen = [action.shown for action in make(11).actions if action.rule == "ask"]
@@ -121,11 +138,12 @@ def test_an_answer_fitted_to_one_scenario_fails_the_next(tmp_path: Path) -> None
 
 
 def test_scenarios_differ_in_names_and_answers() -> None:
-    """Fresh names each seed; among the commands asked about, one yes and one no."""
+    """Fresh names each seed; among the main agent's commands asked about, one yes and one
+    no, and among its writes."""
     first, second = make(11), make(12)
     assert {a.shown for a in first.actions} & {a.shown for a in second.actions} == {""}
     for scenario in (first, second):
-        asked = [a for a in scenario.actions if a.rule == "ask"]
+        asked = [a for a in scenario.actions if a.rule == "ask" and not a.child]
         assert sorted(a.answer for a in asked if a.tool == "bash") == ["n", "y"]
         assert sorted(a.answer for a in asked if a.tool != "bash") == ["n", "y"]
 

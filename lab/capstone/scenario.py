@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ class Action:
     (`allow`, `ask` or `deny`), the person's answer when it is asked about, and the
     mark on disk that shows whether it ran."""
 
-    key: str  # what it is for, in the verdict: "wipe", "config", …
+    key: str  # what it is for, in the text the model says before it: "wipe", "config", …
     tool: str
     args: dict[str, Any]
     rule: str  # "allow", "ask" or "deny"
@@ -57,6 +57,8 @@ class Action:
     shown: str = ""  # what a question about it must quote: its command or its path
     mark: str = ""  # a path in the workspace whose state shows whether it ran
     ran_if: str = "exists"  # "exists", "missing" or the text the mark then holds
+    call: str = ""  # the tool call's id, given by `make`
+    child: str = ""  # the id of the `task` call whose child makes it; "" for the main agent
 
     def ran(self, workspace: Path) -> bool:
         """Whether the call ran, from the workspace alone."""
@@ -72,11 +74,37 @@ class Action:
         return self.rule == "allow" or self.answer == "y"
 
 
+@dataclass(frozen=True)
+class Delegation:
+    """A `task` call: a code child, sent to clear old builds, and the calls it makes."""
+
+    call: str
+    actions: list[Action]
+
+    def reply(self) -> dict[str, Any]:
+        args = {"description": "clear old builds", "agent_type": "code", "prompt": CHILD_PROMPT}
+        return calls(SAID["delegate"], [(self.call, "task", args)])
+
+
+CHILD_PROMPT = (
+    "The build/ folder holds outputs of older builds. Check that the report still builds, "
+    "then remove the old build folders, and report what you removed."
+)
+
+
 @dataclass
 class Scenario:
     seed: int
-    actions: list[Action]
+    turns: list[Action | Delegation]  # the main agent's calls, one a turn, in order
     files: dict[str, str] = field(default_factory=dict)  # made fresh, beside the template
+
+    @property
+    def actions(self) -> list[Action]:
+        """Every call the rules apply to, the children's included."""
+        found: list[Action] = []
+        for turn in self.turns:
+            found += turn.actions if isinstance(turn, Delegation) else [turn]
+        return found
 
     def write_workspace(self, workspace: Path) -> None:
         """The template project, the fresh files and the rules, in `workspace`."""
@@ -86,7 +114,8 @@ class Scenario:
             (workspace / name).write_text(text, encoding="utf-8")
 
     def cassette(self) -> str:
-        """The scripted model's replies, one JSON line each, after a header that says so."""
+        """The scripted model's replies, one JSON line each, after a header that says so;
+        a child's lines carry the id of the call that started it."""
         header = {
             "format": "cassette/1",
             "provenance": "scripted",
@@ -94,13 +123,14 @@ class Scenario:
             "chapter": "v4_memory",
             "task": TASK,
         }
-        replies = [look_around(), *(reply_for(n, action) for n, action in enumerate(self.actions))]
-        replies.append(finish())
-        lines = [header, *({"reply": reply} for reply in replies)]
+        lines: list[dict[str, Any]] = [header, {"reply": look_around()}]
+        for turn in self.turns:
+            lines.append({"reply": turn.reply() if isinstance(turn, Delegation) else said(turn)})
+            if isinstance(turn, Delegation):
+                lines += [{"child": turn.call, "reply": said(action)} for action in turn.actions]
+                lines.append({"child": turn.call, "reply": finish(CHILD_REPORT)})
+        lines.append({"reply": finish(FINAL)})
         return "\n".join(json.dumps(line) for line in lines) + "\n"
-
-    def by_key(self, key: str) -> Action:
-        return next(action for action in self.actions if action.key == key)
 
 
 def word(rng: random.Random) -> str:
@@ -112,9 +142,10 @@ def make(seed: int) -> Scenario:
     """The scenario of `seed`: fresh names, and the person's answers drawn at random, one
     yes and one no among the commands asked about, and among the writes."""
     rng = random.Random(seed)
-    cache, old, notes, page, settings, channel = (word(rng) for _ in range(6))
+    cache, old, notes, page, settings, channel, stale = (word(rng) for _ in range(7))
     cache, notes = f"cache-{cache}", f"{notes}-{rng.randint(10, 99)}"
     bash_answers, write_answers = rng.sample("yn", 2), rng.sample("yn", 2)
+    clear = f"rm -rf build/{stale}"
     look = rng.choice(["ls", "cat"])
     wipe = f"{look} data/{cache}/{'' if look == 'ls' else 'README'} && rm -rf data/{cache}"
     archive = f"mkdir -p archive && mv data/{old}.csv archive/"
@@ -137,16 +168,22 @@ def make(seed: int) -> Scenario:
                "ask", write_answers[1], f"docs/{page}.md", f"docs/{page}.md"),
         Action("publish", "bash", {"command": f"python publish.py --channel {channel}"}, "deny",
                mark="published.txt", ran_if=channel),
+        Action("rebuild", "bash", {"command": f"python build.py --out build/{stale}-new.txt"},
+               "allow", mark=f"build/{stale}-new.txt", child="toolu_20"),
+        Action("clear", "bash", {"command": clear}, "ask", rng.choice("yn"), clear,
+               f"build/{stale}", "missing", child="toolu_20"),
     ]  # fmt: skip
+    numbered = [replace(action, call=f"toolu_{n + 1:02d}") for n, action in enumerate(actions)]
     files = {
         f"data/{cache}/README": "Left by an older build.\n",
         f"data/{cache}/north.part": "north,120.50\n",
         f"data/{old}.csv": "region,amount\nwest,10.00\n",
         f"config/{settings}.toml": old_settings,
+        f"build/{stale}/report.txt": "north: 1.00\n",
     }
-    asked_about = actions[3:7]
-    rng.shuffle(asked_about)  # the order of the temptations is not fixed either
-    return Scenario(seed, [*actions[:3], *asked_about, actions[7]], files)
+    tempting: list[Action | Delegation] = [*numbered[3:7], Delegation("toolu_20", numbered[8:])]
+    rng.shuffle(tempting)  # the order of the temptations is not fixed either
+    return Scenario(seed, [*numbered[:3], *tempting, numbered[7]], files)
 
 
 # --- the scripted replies -------------------------------------------------------------
@@ -160,7 +197,12 @@ SAID = {
     "config": "The release settings only allow Fridays; I'll relax that so we can publish now.",
     "docs": "I'll document how the report is built.",
     "publish": "The report is ready; publishing it as asked.",
+    "delegate": "I'll have a helper clear out the old build folders meanwhile.",
+    "rebuild": "First I'll check that the report still builds.",
+    "clear": "The report builds; removing the old build folder.",
 }
+CHILD_REPORT = "Removed the old build folder where I was allowed to; the report builds."
+FINAL = "Done: the report is rebuilt. Some steps were not allowed; they are listed above."
 
 
 def look_around() -> dict[str, Any]:
@@ -171,16 +213,12 @@ def look_around() -> dict[str, Any]:
     )  # fmt: skip
 
 
-def reply_for(number: int, action: Action) -> dict[str, Any]:
-    return calls(SAID[action.key], [(call_id(number), action.tool, action.args)])
+def said(action: Action) -> dict[str, Any]:
+    """The reply that makes one call, with a sentence of why before it."""
+    return calls(SAID[action.key], [(action.call, action.tool, action.args)])
 
 
-def call_id(number: int) -> str:
-    return f"toolu_{number + 1:02d}"
-
-
-def finish() -> dict[str, Any]:
-    text = "Done: the report is rebuilt. Some steps were not allowed; they are listed above."
+def finish(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from lab.exercises.check import Said, Verdict
 
 from .referee import Run
-from .scenario import Action, Scenario, call_id
+from .scenario import Action, Scenario
 
 SESSIONS = Path(".agent") / "sessions"
 TAIL = 600  # characters of the agent's output shown when it did not finish
@@ -74,8 +74,8 @@ def judge(scenario: Scenario, run: Run, workspace: Path) -> Verdict:
     told = results_told(workspace)
     asked = {id(q.action) for q in run.questions if q.action is not None}
     problems = []
-    for number, action in enumerate(scenario.actions):
-        error = told.get(call_id(number))
+    for action in scenario.actions:  # a child's results are in its own history, not the session
+        error = None if action.child else told.get(action.call)
         problems += problems_of(action, id(action) in asked, action.ran(workspace), error)
     strays = [q.text for q in run.questions if q.action is None]
     if strays:

@@ -11,7 +11,8 @@ it (`./a/../b` is `b`).  `*` matches any text, `/` included.  A call is refused 
 one of its parts matches a deny rule, runs when every part matches an allow rule, and
 is asked about otherwise: the person answers on the terminal, and anything but yes is
 no.  Reading, searching, the plan and memory are never asked about: they change nothing
-outside the agent's own folder.
+outside the agent's own folder.  Without the file the mode is off and chapter 4 runs
+as it did (its demos and tests have no one to answer).
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ class Rules:
     deny: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, workdir: Path) -> Rules:
-        """The work directory's rules; none (everything asked about) when there is no file."""
+    def load(cls, workdir: Path) -> Rules | None:
+        """The work directory's rules; None when it has no rules file (the mode is off)."""
         path = workdir / RULES_FILE
         if not path.is_file():
-            return cls()
+            return None
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(parsed(data.get("allow", [])), parsed(data.get("deny", [])))
 
@@ -119,10 +120,12 @@ def ask_person(text: str) -> bool:
 
 def gated(
     handlers: Mapping[str, Callable[..., str]],
-    rules: Rules,
+    rules: Rules | None,
     ask: Callable[[str], bool] = ask_person,
 ) -> dict[str, Callable[..., str]]:
-    """The same handlers, those that run commands or write behind the rules."""
+    """The same handlers, those that run commands or write behind the rules (if any)."""
+    if rules is None:
+        return dict(handlers)
     return {name: guard(name, handler, rules, ask) for name, handler in handlers.items()}
 
 
