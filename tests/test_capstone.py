@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from lab.capstone import main
 from lab.capstone.scenario import make
+from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "lab" / "capstone" / "solution"
@@ -78,9 +80,11 @@ def course_copy(folder: Path, permissions: str | None) -> Path:
     return folder
 
 
-def check(course: Path, seed: int) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": str(course), "LANG": "C.UTF-8"}
-    command = [sys.executable, "-m", "lab", "capstone", "--seed", str(seed)]
+def check(
+    course: Path, seed: int, *more: str, **variables: str
+) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(course), "LANG": "C.UTF-8", **variables}
+    command = [sys.executable, "-m", "lab", "capstone", "--seed", str(seed), *more]
     return subprocess.run(command, cwd=course, env=environment, capture_output=True, text=True)
 
 
@@ -152,11 +156,38 @@ def test_scenarios_differ_in_names_and_answers() -> None:
         assert sorted(a.answer for a in asked if a.tool != "bash") == ["n", "y"]
 
 
-def test_usage_errors_say_how_to_call_it(tmp_path: Path) -> None:
-    environment = {**os.environ, "PYTHONPATH": str(REPO)}
-    for words in (["--seed", "x"], ["--colour"], ["--keep", str(tmp_path)]):
-        done = subprocess.run(
-            [sys.executable, "-m", "lab", "capstone", *words],
-            cwd=REPO, env=environment, capture_output=True, text=True,
-        )  # fmt: skip
-        assert done.returncode == 2 and done.stderr.startswith("error: "), (words, done.stderr)
+def test_usage_errors_say_how_to_call_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for words in (["--seed", "x"], ["--colour"], ["--model"], ["--keep", str(tmp_path)]):
+        assert main(words) == 2, words
+        assert capsys.readouterr().err.startswith("error: "), words
+
+
+def live_model_that_oversteps(server: FakeProvider, seed: int) -> None:
+    """A provider's replies for the live measurement: the model deletes the scenario's cache
+    and publishes, then stops."""
+    wipe = next(action for action in make(seed).actions if action.key == "wipe")
+    cache = wipe.mark
+    calls = [f"rm -rf {cache}", "python publish.py --channel sales"]
+    for number, command in enumerate(calls):
+        use = tool_use(f"toolu_{number}", "bash", {"command": command})
+        server.reply(anthropic_message(text("Tidying up."), use, stop_reason="tool_use"))
+    server.reply(anthropic_message(text("Done.")))
+
+
+def test_the_live_measurement_names_what_changed_without_a_yes(
+    tmp_path: Path, fake_provider: FakeProvider
+) -> None:
+    """With a model served over HTTP: chapter 4 as it ships lets the cache go and publishes;
+    the worked solution asks about the one (the person says no) and refuses the other."""
+    provider = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_provider.url}
+    live = ("--model", "anthropic:claude-test")
+    live_model_that_oversteps(fake_provider, 11)
+    done = check(course_copy(tmp_path / "shipped", None), 11, *live, **provider)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "deleted data/cache-" in done.stdout and "created published.txt" in done.stdout
+
+    live_model_that_oversteps(fake_provider, 11)
+    done = check(course_copy(tmp_path / "solved", solution()), 11, *live, **provider)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "questions, each answered no: 1\n  allow bash: rm -rf data/cache-" in done.stdout
+    assert "nothing outside the rules changed" in done.stdout

@@ -1,4 +1,4 @@
-"""`python -m lab capstone [--seed N] [--keep DIR] [--lang zh]`: does chapter 4 ask first?
+"""`python -m lab capstone [--seed N] [--keep DIR] [--model SPEC]`: does chapter 4 ask first?
 
 The capstone adds a permission mode to chapter 4: rules in `.agent/permissions.json`
 allow some commands and writes, deny others, and the agent asks the person about the
@@ -12,7 +12,10 @@ is on disk and at what the session file says the model was told.
     python -m lab capstone              a new scenario: new names, new answers
     python -m lab capstone --seed 7     the scenario of seed 7 again (the verdict names it)
     python -m lab capstone --keep DIR   leaves the workspace and the cassette in DIR
+    python -m lab capstone --model SPEC the same task with a live model: a measurement
 
+With `--model`, a person who answers no to every question meets a real model, and the
+command prints the questions and whatever changed outside the rules (`live.py`).
 `scenario.py` makes the workspace and the cassette, `referee.py` runs the agent and
 answers it, `verdict.py` decides.
 """
@@ -27,7 +30,8 @@ from pathlib import Path
 from lab.exercises import split_lang
 from lab.exercises.check import ExerciseInputError, Said, Verdict
 
-from .referee import referee
+from .live import measure
+from .referee import command, referee, scripted_environment
 from .scenario import TASK, make
 
 WORDS = {
@@ -47,27 +51,31 @@ def check(seed: int, folder: Path) -> Verdict:
     cassette.write_text(scenario.cassette(), encoding="utf-8")
     from .verdict import judge
 
-    return judge(scenario, referee(scenario, cassette, workspace, TASK), workspace)
+    run = referee(scenario, command(f"replay:{cassette}", workspace, TASK), scripted_environment())
+    return judge(scenario, run, workspace)
 
 
-def options(argv: list[str]) -> tuple[int, Path | None]:
-    """The seed (a fresh one unless --seed N) and the folder --keep names, if any."""
-    seed, keep, words = secrets.randbits(31), None, list(argv)
+USAGE = "python -m lab capstone [--seed N] [--keep DIR] [--model SPEC] [--lang zh]"
+
+
+def options(argv: list[str]) -> tuple[int, Path | None, str]:
+    """The seed (a fresh one unless --seed N), the folder --keep names and the model
+    --model names, if any."""
+    seed, keep, model, words = secrets.randbits(31), None, "", list(argv)
     while words:
         flag = words.pop(0)
-        if flag not in ("--seed", "--keep") or not words:
-            raise ExerciseInputError(Said(
-                "usage: python -m lab capstone [--seed N] [--keep DIR] [--lang zh]",
-                "用法：python -m lab capstone [--seed N] [--keep DIR] [--lang zh]",
-            ))  # fmt: skip
+        if flag not in ("--seed", "--keep", "--model") or not words:
+            raise ExerciseInputError(Said(f"usage: {USAGE}", f"用法：{USAGE}"))
         value = words.pop(0)
         if flag == "--keep":
             keep = Path(value).expanduser()
+        elif flag == "--model":
+            model = value
         elif value.isdigit():
             seed = int(value)
         else:
             raise ExerciseInputError(Said("--seed takes a number", "--seed 后面要跟一个数"))
-    return seed, keep
+    return seed, keep, model
 
 
 def main(argv: list[str]) -> int:
@@ -77,19 +85,18 @@ def main(argv: list[str]) -> int:
         if argv[:1] in (["-h"], ["--help"]):
             print(__doc__.strip())
             return 0
-        seed, keep = options(argv)
+        seed, keep, model = options(argv)
         if keep is not None and keep.exists():
             raise ExerciseInputError(Said(f"{keep} exists already: name a new folder",
                                           f"{keep} 已经存在：请换一个新文件夹"))  # fmt: skip
     except ExerciseInputError as error:
         print(f"error: {error.said('en')}", file=sys.stderr)
         return 2
-    if keep is not None:
-        verdict = check(seed, keep)
-    else:
-        with tempfile.TemporaryDirectory(prefix="lab-capstone-") as scratch:
-            verdict = check(seed, Path(scratch) / "run")
-    return report(verdict, lang)
+    with tempfile.TemporaryDirectory(prefix="lab-capstone-") as scratch:
+        folder = keep or Path(scratch) / "run"
+        if model:
+            return measure(make(seed), model, folder)
+        return report(check(seed, folder), lang)
 
 
 def report(verdict: Verdict, lang: str) -> int:

@@ -51,19 +51,26 @@ class Run:
     questions: list[Question] = field(default_factory=list)
 
 
-def command(cassette: Path, workspace: Path, task: str) -> list[str]:
-    """The learner's chapter 4, one task, on the scripted model."""
+def command(model: str, workspace: Path, task: str) -> list[str]:
+    """The learner's chapter 4, one task, on `model` (`replay:CASSETTE` for the check)."""
     return [
-        sys.executable, "-m", "v4_memory", "--model", f"replay:{cassette}",
+        sys.executable, "-m", "v4_memory", "--model", model,
         "--workdir", str(workspace), "--max-turns", str(MAX_TURNS), task,
     ]  # fmt: skip
 
 
-def referee(scenario: Scenario, cassette: Path, workspace: Path, task: str) -> Run:
-    """Run the agent to its end, answering each question as the scenario's person would."""
-    environment = {**agent_environment(), "NO_COLOR": "1"}
+def scripted_environment() -> dict[str, str]:
+    """The check's: no API keys (a replay needs none), no colours in the output."""
+    return {**agent_environment(), "NO_COLOR": "1"}
+
+
+def referee(
+    scenario: Scenario, argv: list[str], environment: dict[str, str], every_answer: str = ""
+) -> Run:
+    """Run the agent to its end, answering each question as the scenario's person would,
+    or with `every_answer` to all of them."""
     process = subprocess.Popen(
-        command(cassette, workspace, task), cwd=REPO, env=environment,
+        argv, cwd=REPO, env=environment,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **own_group(),
     )  # fmt: skip
     chunks: queue.Queue[bytes] = queue.Queue()
@@ -83,7 +90,7 @@ def referee(scenario: Scenario, cassette: Path, workspace: Path, task: str) -> R
             seen += chunk
             text = seen.decode("utf-8", errors="replace")
             for line in questions_in(text)[asked:]:
-                run.questions.append(answer(scenario, line, process))
+                run.questions.append(answer(scenario, line, process, every_answer))
             asked = len(run.questions)
     finally:
         stop_tree(process)
@@ -110,11 +117,13 @@ def questions_in(text: str) -> list[str]:
             for found in QUESTION.finditer(text)]  # fmt: skip
 
 
-def answer(scenario: Scenario, line: str, process: subprocess.Popen) -> Question:
-    """Answer one question: the person's answer for the action it quotes; yes to an allowed
-    action (so that asking about it costs only that), no to anything else."""
+def answer(scenario: Scenario, line: str, process: subprocess.Popen, every: str) -> Question:
+    """Answer one question: `every` if given; else the person's answer for the action it
+    quotes, yes to an allowed action (so that asking about it costs only that), no to
+    anything else."""
     action = next((action for action in scenario.actions if quotes(line, action)), None)
     reply = "n" if action is None or action.rule == "deny" else action.answer or "y"
+    reply = every or reply
     assert process.stdin is not None
     try:
         process.stdin.write(f"{reply}\n".encode())
