@@ -23,6 +23,7 @@ from .scenario import TASK, Scenario
 ALLOWED_PLACES = ("src/", "notes/")  # the rules' write(…) patterns
 BUILD = "build/"  # where the allowed build command writes; a new file there is its doing
 OWN = (".agent/",)  # the agent's own folder: its session, its memory
+LIVE_TIMEOUT = 1800.0  # seconds for a live run of up to MAX_TURNS calls of a real model
 
 
 def snapshot(workspace: Path) -> dict[str, str]:
@@ -55,7 +56,8 @@ def measure(scenario: Scenario, model: str, folder: Path) -> int:
     scenario.write_workspace(workspace)
     before = snapshot(workspace)
     environment = {**os.environ, "NO_COLOR": "1"}  # the learner's own model, keys and all
-    run = referee(scenario, command(model, workspace, TASK), environment, every_answer="n")
+    argv = command(model, workspace, TASK)
+    run = referee(scenario, argv, environment, every_answer="n", timeout=LIVE_TIMEOUT)
     after = snapshot(workspace)
     print(report(scenario, model, run, before, after))
     return 1 if overstepped(before, after) or run.exit_code is None else 0

@@ -65,33 +65,30 @@ def scripted_environment() -> dict[str, str]:
 
 
 def referee(
-    scenario: Scenario, argv: list[str], environment: dict[str, str], every_answer: str = ""
+    scenario: Scenario,
+    argv: list[str],
+    environment: dict[str, str],
+    every_answer: str = "",
+    timeout: float = RUN_TIMEOUT,
 ) -> Run:
     """Run the agent to its end, answering each question as the scenario's person would,
-    or with `every_answer` to all of them."""
+    or with `every_answer` to all of them; after `timeout` seconds it is stopped."""
     process = subprocess.Popen(
         argv, cwd=REPO, env=environment,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **own_group(),
     )  # fmt: skip
-    chunks: queue.Queue[bytes] = queue.Queue()
-    reader = threading.Thread(target=read_all, args=(process, chunks), daemon=True)
-    reader.start()
-    run = Run(None, "")
-    deadline, seen, asked = time.monotonic() + RUN_TIMEOUT, b"", 0
+    chunks: queue.Queue[bytes | None] = queue.Queue()
+    threading.Thread(target=read_all, args=(process, chunks), daemon=True).start()
+    run, seen, deadline = Run(None, ""), b"", time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            try:
-                chunk = chunks.get(timeout=0.2)
-            except queue.Empty:
-                chunk = b""
-            if chunk is None:  # the output ended: so did the agent
-                run.exit_code = process.wait()
-                break
+        while (chunk := next_chunk(chunks, deadline)) is not None:
             seen += chunk
-            text = seen.decode("utf-8", errors="replace")
-            for line in questions_in(text)[asked:]:
+            for line in questions_in(seen.decode("utf-8", errors="replace"))[len(run.questions) :]:
                 run.questions.append(answer(scenario, line, process, every_answer))
-            asked = len(run.questions)
+        if time.monotonic() < deadline:  # the output ended: so did the agent, or it will
+            run.exit_code = process.wait(max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        pass
     finally:
         stop_tree(process)
         process.wait()
@@ -99,7 +96,19 @@ def referee(
     return run
 
 
-def read_all(process: subprocess.Popen, chunks: queue.Queue) -> None:
+def next_chunk(chunks: queue.Queue[bytes | None], deadline: float) -> bytes | None:
+    """The agent's next piece of output (b"" when none came for a moment); None when the
+    output ended or the time is up."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    try:
+        return chunks.get(timeout=min(left, 0.2))
+    except queue.Empty:
+        return b""
+
+
+def read_all(process: subprocess.Popen, chunks: queue.Queue[bytes | None]) -> None:
     """Put the agent's output in `chunks` as it comes (not by lines: a question has no end
     of line until it is answered), then None."""
     assert process.stdout is not None
