@@ -6,11 +6,14 @@ diff (chapters 3 and 4) is applied with `git apply`."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -191,3 +194,46 @@ def test_the_live_measurement_names_what_changed_without_a_yes(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "questions, each answered no: 1\n  allow bash: rm -rf data/cache-" in done.stdout
     assert "nothing outside the rules changed" in done.stdout
+
+
+def solution_module() -> ModuleType:
+    """The worked solution's permissions module, loaded from where the course keeps it."""
+    spec = importlib.util.spec_from_file_location(
+        "capstone_permissions", SOLUTION / "permissions.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where its dataclass looks its own module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "fate"),
+    [
+        ("bash", {"command": "ls data"}, "allow"),
+        ("bash", {"command": "ls data && rm -rf data"}, "ask"),
+        ("bash", {"command": "ls $(rm -rf data)"}, "ask"),
+        ("bash", {"command": "ls data > notes/list.txt"}, "ask"),
+        ("bash", {"command": "ls && python publish.py"}, "deny"),
+        ("write_file", {"path": "./src/a.py", "content": ""}, "allow"),
+        ("edit_file", {"path": "src/../config/a.toml"}, "ask"),
+        ("write_file", {"path": "../elsewhere.py", "content": ""}, "ask"),
+        ("read_file", {"path": "config/a.toml"}, "allow"),
+    ],
+)
+def test_the_worked_solution_reads_commands_by_part_and_paths_as_the_workdir_sees_them(
+    tool: str, args: dict, fate: str, tmp_path: Path
+) -> None:
+    """What the check's scenario does not show, and the rubric asks for."""
+    permissions = solution_module()
+    (tmp_path / ".agent").mkdir()
+    rules = {"allow": ["bash(ls*)", "write(src/**)"], "deny": ["bash(python publish.py*)"]}
+    (tmp_path / ".agent" / "permissions.json").write_text(json.dumps(rules), encoding="utf-8")
+    assert permissions.Rules.load(tmp_path).decide(tool, args) == fate
+
+
+def test_without_a_rules_file_the_worked_solution_changes_nothing(tmp_path: Path) -> None:
+    permissions = solution_module()
+    handlers = {"bash": lambda workdir, command: command}
+    assert permissions.gated(handlers, permissions.Rules.load(tmp_path)) == handlers
