@@ -100,10 +100,12 @@ def main(argv: list[str]) -> int:
 
 
 def report(verdict: Verdict, lang: str) -> int:
+    """Print the verdict in the learner's language; the exit code: 0 done, 1 not done."""
+    gap = "" if lang == "zh" else " "  # Chinese punctuation carries its own space
     title = WORDS["title"](lang)
     if verdict.done:
-        print(f"{title} {WORDS['done'](lang)} {verdict.seen(lang)}")
+        print(gap.join([title, WORDS["done"](lang), verdict.seen(lang)]))
         return 0
     hint = f"\n{WORDS['hint'](lang)}{verdict.hint(lang)}" if verdict.hint else ""
-    print(f"{title} {WORDS['not done'](lang)} {verdict.seen(lang)}{hint}")
+    print(gap.join([title, WORDS["not done"](lang), verdict.seen(lang)]) + hint)
     return 1
