@@ -122,10 +122,10 @@ def test_rules_that_do_not_reach_the_children_are_not_done(tmp_path: Path) -> No
     """The main agent's calls gated, a child's (chapter 3's `task`) left as they were."""
     course = course_copy(tmp_path / "course", solution())
     agent = course / "v4_memory" / "agent.py"
-    gated = "Children(model, Path(workdir), console, max_turns, tools=handlers)"
+    gated = "Children(model, Path(workdir), console, max_turns, handlers)"
     assert agent.read_text(encoding="utf-8").count(gated) == 1
     agent.write_text(
-        agent.read_text(encoding="utf-8").replace(gated, gated.replace(", tools=handlers", "")),
+        agent.read_text(encoding="utf-8").replace(gated, gated.replace(", handlers", "")),
         encoding="utf-8",
     )
     done = check(course, 11)

@@ -29,7 +29,7 @@ from typing import Any
 
 from llm import Console
 from machine import ToolError
-from v1_tool_loop.sandbox import simple_commands
+from machine.guard import simple_commands
 
 RULES_FILE = Path(".agent", "permissions.json")
 RULE = re.compile(r"(bash|write)\((.+)\)")
