@@ -59,6 +59,11 @@ WRONG = {
         '[str(args.get("command", ""))]',
         "&& rm -rf data/cache-",
     ),
+    "tells the model a refusal as a plain result": (
+        'if decision == "ask" and not ask(question(name, args)):\n            raise ToolError(',
+        'if decision == "ask" and not ask(question(name, args)):\n            return str(',
+        "the model was told",
+    ),
     "asks only when the deny rules do not match": (
         '        if decision == "deny":\n',
         '        if decision == "never":\n',
