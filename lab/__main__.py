@@ -4,6 +4,7 @@
     python -m lab view RECORDS.json… [-o report.html] [--lang zh]   saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
+    python -m lab capstone [--seed N]                               does chapter 4 ask first?
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
@@ -32,6 +33,7 @@ SUBCOMMANDS = {
     "shape": "lab.shape",
     "figures": "lab.figures",
     "exercise": "lab.exercises",
+    "capstone": "lab.capstone",
     "clean": "lab.clean",
 }
 
