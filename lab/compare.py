@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from llm.cassette import read_cassette
-from llm.cli import fresh_folder, load_env_file
+from llm.cli import load_env_file
+from llm.demo import fresh_folder
 from llm.errors import ModelError
 from llm.spec import load_model
 

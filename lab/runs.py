@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from llm import Console, Message, Model, Reply
 from llm.budget import Budgeted, BudgetSpent
 from llm.cassette import RecordingModel, ReplayModel, for_child, recorded_bounds
-from llm.cli import copy_private, fresh_folder
+from llm.demo import copy_private, fresh_folder
 from llm.errors import (
     AuthenticationFailed,
     CassetteError,

@@ -48,3 +48,7 @@ class ProviderUnavailable(ModelError):
 
 class CassetteError(ModelError):
     """A cassette cannot be replayed (missing, malformed, run out, request differs) or recorded."""
+
+
+class UsageError(Exception):
+    """Input the command line cannot use (a flag, the task, ./.env): one line, exit code 2."""
