@@ -109,6 +109,7 @@ TEXTS = {
     "tools offered": "tools offered",
     "messages": "messages",
     "new": "new",
+    "sent before": "messages {}: sent before, each listed at the turn that first sent it",
     "files": "records",
     "could not finish": "could not finish",
     "rate limited": "rate limited",

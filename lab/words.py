@@ -182,6 +182,9 @@ ZH = {
     "tools offered": "提供的工具",
     "messages": "消息",
     "new": "新增",
+    "messages {}: sent before, each listed at the turn that first sent it": (
+        "第 {} 条消息：前面的轮次已发送过，各列在首次发送它的那一轮"
+    ),
     "records": "记录文件",
     # the notebooks' plots (lab/plots.py)
     "scripted replays, not a measurement": "手写录像带的回放，不是测量",

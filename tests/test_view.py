@@ -16,6 +16,7 @@ import pytest
 
 from lab import view
 from lab.__main__ import main as lab_main
+from lab.bench_view import long_run
 from llm.tokens import estimate_request
 from tests.conftest import OfflineComparison
 
@@ -435,3 +436,48 @@ def test_ids_of_any_shape_and_task_names_that_are_paths_make_a_page(tmp_path: Pa
         }
         page = view.render_page(document(one))
         assert "PLANTED TITLE" not in page and "<h2>" in page
+
+
+# --- long runs --------------------------------------------------------------------------------
+
+
+def sent_lists(page: str) -> list[tuple[str, str, str]]:
+    """Each "what was sent" list of the page: its lines' id prefix, its `data-sent`, and its
+    lines as written."""
+    pattern = r'<ol class="sent" data-lines="([^"]*)" data-sent="([^"]*)">(.*?)</ol>'
+    return re.findall(pattern, page, re.DOTALL)
+
+
+def numbers(ranges: str) -> list[int]:
+    found = []
+    for run in filter(None, ranges.split(",")):
+        first, _, last = run.partition("-")
+        found += range(int(first), int(last or first) + 1)
+    return found
+
+
+def test_the_page_of_a_long_run_grows_with_the_run_not_with_its_square() -> None:
+    """Each message's line is written once, in the fold of the first turn that sent it;
+    twice the turns make about twice the page, where repeating the earlier messages at
+    every turn would make four times."""
+    pages = {turns: view.render_page(document(long_run(turns))) for turns in (100, 200)}
+    sizes = {turns: len(page.encode("utf-8")) for turns, page in pages.items()}
+    assert sizes[200] < 2.4 * sizes[100], sizes
+    for turns, page in pages.items():
+        lines = re.findall(r'<li id="task-long-run-run-0-(\d+)"', page)
+        assert len(lines) == len(set(lines)) == 2 * turns - 1  # the task, then two a turn
+
+
+def test_a_late_turns_list_names_every_message_it_sent() -> None:
+    """What the page's script rebuilds a fold from: the numbers of the messages the call
+    sent, in order, each with its line on the page before the fold or in it."""
+    run = long_run(60)
+    page = view.render_page(document(run))
+    lists = sent_lists(page)
+    assert len(lists) == 60
+    prefix, sent, written = lists[49]
+    assert numbers(sent) == run["requests"]["calls"][49]["messages"] == list(range(99))
+    before = page[: page.index(f'data-sent="{sent}"')] + written
+    assert all(f'<li id="{prefix}{n}"' in before for n in numbers(sent))
+    assert re.findall(r'<li id="[^"]*-(\d+)"', written) == ["97", "98"]  # its two new ones
+    assert "messages 1–97: sent before" in written  # what a reader without the script sees
