@@ -98,6 +98,7 @@ TEXTS = {
     "window line": "context window",
     "budget line": "chapter 4's budget",
     "compacted": "compaction before turn {}",
+    "compaction key": "compaction before the turn (chapter 4)",
     "sent": "what was sent: {} messages, {} tokens",
     "sent one": "what was sent: {} message, {} tokens",
     "sent new": "{} new",

@@ -172,6 +172,7 @@ ZH = {
     "context window": "上下文窗口",
     "chapter 4's budget": "第 4 章的预算",
     "compaction before turn {}": "第 {} 轮之前压缩",
+    "compaction before the turn (chapter 4)": "在这一轮之前压缩（第 4 章）",
     "what was sent: {} messages, {} tokens": "发送的内容：{} 条消息，{} token",
     "what was sent: {} message, {} tokens": "发送的内容：{} 条消息，{} token",
     "{} new": "新增 {} 条",

@@ -308,6 +308,20 @@ def test_compactions_and_recalled_memories_are_shown_before_their_turn() -> None
     assert sum(row.count("event compaction") for row in marked.values()) == 2
 
 
+def test_the_charts_legend_names_the_compaction_marks_when_there_are_some() -> None:
+    compacted = {"compactions": [{"turn": 2, "stage": 2, "tokens_before": 9, "tokens_after": 3}]}
+    messages = run_of(tool_turn("bash", {"command": "ls"}, "a.py", "toolu_1"))
+    for details, lang, key in [
+        (compacted, "en", "compaction before the turn (chapter 4)"),
+        (compacted, "zh", "在这一轮之前压缩（第 4 章）"),
+        ({}, "en", ""),
+    ]:
+        page = view.render_page(document(record("v4_memory", messages, details=details)), lang)
+        legend = page.split('<ul class="legend">')[1].split("</ul>")[0]
+        assert ('class="compaction"' in legend) == bool(key)
+        assert legend.endswith(f"{key}</li>") and legend.count("<li") == 1 + bool(key)
+
+
 def test_the_same_tools_in_the_same_order_make_a_turn_the_same() -> None:
     bash = tool_turn("bash", {"command": "pytest"}, "1 failed", "toolu_1")
     read = tool_turn("read_file", {"path": "stats.py"}, "def mean(): ...", "toolu_2")
