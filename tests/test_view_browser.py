@@ -327,6 +327,39 @@ def test_two_chapters_stand_side_by_side_without_a_sideways_scroll(
         assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+def test_on_a_phone_the_page_does_not_scroll_sideways(
+    browser: Browser, offline: dict, tmp_path: Path
+) -> None:
+    """At 390 pixels wide, the tables and the runs scroll inside their boxes, a long word
+    breaks, and the page itself is never wider than the screen."""
+    long = "x" * 300
+    messages = run_of(tool_turn("bash", {"command": long}, long, "toolu_1"), answer=long)
+    odd = record(f"v1_{long}", messages, model=long, solved=False, verdict=long, error=long)
+    path = tmp_path / "long-words.html"
+    view.write_page(path, {**document(odd, record("v0_react_text", run_of())), "model": long})
+    for page_path in (offline["page"], path):
+        visit = browser.open(page_path)
+        page = visit.page
+        page.set_viewport_size(PHONE)
+        assert scroll_width(page) <= PHONE["width"]
+        for picker in page.locator("fieldset.picker").all():
+            for box in picker.locator("input").all():
+                box.check()
+        assert scroll_width(page) <= PHONE["width"]
+        for fold in page.locator("details.call").all()[:3]:
+            fold.locator("summary").click()
+        assert scroll_width(page) <= PHONE["width"]
+        boxes = page.locator("div.tables, div.runs-wrap, figure.chart").evaluate_all(
+            "found => found.map(box => box.getBoundingClientRect().right)"
+        )
+        assert boxes and max(boxes) <= PHONE["width"]
+        assert visit.errors == [] and visit.requests == []
+        page.close()
+
+
 def test_the_request_of_a_chapter_4_turn_shows_its_layers(visit: Visit, offline: dict) -> None:
     page = visit.page
     run = next(
