@@ -178,15 +178,21 @@ def counts_cells(records: list[Record], lang: str = "en") -> tuple[list[str], li
 
 
 def task_table(
-    records: list[Record], *, wall: bool = True, lang: str = "en", wide: bool = False
+    records: list[Record],
+    *,
+    wall: bool = True,
+    lang: str = "en",
+    wide: bool = False,
+    columns: int | None = COLUMNS,
 ) -> str:
     """One task's table: a row per chapter (in the order of the records), each chapter's own
     counts in a second small table (or, `wide`, in columns of the first), then a note for
-    every run that did not solve the task, saying why."""
+    every run that did not solve the task, saying why.  All of it fits in `columns` (a
+    terminal's width); None leaves the lines whole, for a Markdown page that reflows them."""
     headers, rows = table_cells(records, wall=wall, lang=lang, wide=wide)
     several = layout_of(records, wall=wall, wide=wide, lang=lang).several
     table = aligned(headers, rows)
-    if max(map(width, table.splitlines())) > COLUMNS:
+    if columns and max(map(width, table.splitlines())) > columns:
         short = {word(long, lang): word(brief, lang) for long, brief in SHORT.items()}
         table = aligned([short.get(header, header) for header in headers], rows)
     parts = [table]
@@ -195,7 +201,7 @@ def task_table(
         parts.append(aligned(*counted))
     notes = [note(record, several, lang) for record in records if not record.solved]
     if notes:
-        parts.append("\n".join(wrapped(text, indent="  ") for text in notes))
+        parts.append("\n".join(wrapped(text, columns, "  ") if columns else text for text in notes))
     return "\n\n".join(parts)
 
 
