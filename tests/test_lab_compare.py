@@ -110,6 +110,18 @@ def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
     assert max(width(line) for line in offline["stdout"].splitlines()) <= 100
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_runs_the_window_stopped_still_fit_100_columns(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three chapters stopped by a window of 16,000 tokens: their solved cells, their
+    errors under the table and the line above it, all within a terminal's width."""
+    assert compare.main(["--task", "long-task", "--window", "16000", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert out.count("window full" if lang == "en" else "窗口已满") == 6  # 3 cells, 3 notes
+    assert max(width(line) for line in out.splitlines()) <= 100, out
+
+
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
     *lines, saved, _page, _timing = offline["stderr"].splitlines()
     assert len(lines) == 20 and "\x1b" not in offline["stderr"]
