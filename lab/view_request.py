@@ -37,11 +37,11 @@ class Pool:
         self.messages = messages
         self.prefix = prefix  # each line's id is the prefix and its number in the pool
         self.written: set[int] = set()
-        self.readable = {n for n, message in enumerate(messages) if readable(message)}
-        self.sizes = {n: estimate_message(messages[n]) for n in self.readable}
+        self.showable = {n for n, message in enumerate(messages) if readable(message)}
+        self.sizes = {n: estimate_message(messages[n]) for n in self.showable}
         numbers: dict[str, int] = {}  # each distinct `sent_key`, numbered
         self.keys = {
-            n: numbers.setdefault(sent_key(messages[n]), len(numbers)) for n in self.readable
+            n: numbers.setdefault(sent_key(messages[n]), len(numbers)) for n in self.showable
         }  # equal numbers: the same message, as the conversation holds it
 
 
@@ -65,7 +65,7 @@ def requests_html(column: Column, words: dict[str, str], prefix: str = "sent") -
         system = pick(systems, call.get("system"), str)
         tools = [t for t in pick(toolsets, call.get("tools"), list) if isinstance(t, dict)]
         refs = [r for r in typed(call, "messages", list) if isinstance(r, int)]
-        refs = [ref for ref in refs if ref in pool.readable]
+        refs = [ref for ref in refs if ref in pool.showable]
         same = same_frame(before, system, tools)  # then its size is known already
         fixed = before["fixed"] if same else estimate_request(system, [], tools)
         folds.append(request_html((system, tools, fixed), refs, pool, before, words))
