@@ -412,7 +412,8 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
     replay_json = tmp_path / "replay.json"
     assert compare.main(["--replay-dir", str(runs), "--json", str(replay_json)]) == 0
     replayed = capsys.readouterr().out
-    assert replayed.startswith(f"replaying the runs recorded in {runs}")
+    preamble = " ".join(replayed.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert preamble.startswith(f"replaying the runs recorded in {runs}")
     assert without_wall(replayed) == without_wall(live)
     again = json.loads(replay_json.read_text())["records"]
     for before, after in zip(records, again, strict=True):
@@ -517,7 +518,8 @@ def test_a_run_stops_cleanly_at_its_token_budget(
     argv += ["--max-tokens-total", "3000", "--max-reply-tokens", "300", "--json", str(records)]
     assert compare.main(argv) == 0
     out = capsys.readouterr().out
-    assert "at most 300 tokens a reply, 3,000 tokens a run" in out.splitlines()[0]
+    preamble = " ".join(out.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert "at most 300 tokens a reply, 3,000 tokens a run" in preamble
     assert 1 <= len(live_env.requests) < 10 and live_env.pending > 0  # stopped before the end
     assert all(request.body["max_tokens"] <= 300 for request in live_env.requests)
     (record,) = json.loads(records.read_text())["records"]
