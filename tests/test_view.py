@@ -470,6 +470,14 @@ def numbers(ranges: str) -> list[int]:
     return found
 
 
+def test_every_id_on_the_page_of_the_featured_tasks_is_its_own(offline: dict) -> None:
+    """The lines of what was sent are found by id when a fold is rebuilt: an id two runs
+    shared would bring one run's message into the other's request."""
+    ids = re.findall(r' id="([^"]+)"', offline["page"])
+    assert len(ids) == len(set(ids))
+    assert sum(1 for found in ids if re.fullmatch(r"task-[\w-]+-run-\d+-\d+", found)) > 100
+
+
 def test_the_page_of_a_long_run_grows_with_the_run_not_with_its_square() -> None:
     """Each message's line is written once, in the fold of the first turn that sent it;
     twice the turns make about twice the page, where repeating the earlier messages at
