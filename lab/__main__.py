@@ -40,8 +40,8 @@ SUBCOMMANDS = {
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
 QUICK_BENCH = ["--startup-runs", "1", "--turns", "5", "--loop-runs", "1", "--estimate-runs", "1"]
 QUICK_BENCH += ["--read-mb", "20", "--read-runs", "2"]
-# Benchmarks of chapters that may not exist yet; each has its own --quick.
-CHAPTER_BENCHES = ["lab.bench_memory", "lab.bench_sessions", "lab.bench_context"]
+# Benchmarks of chapters that may not exist yet, and the viewer's; each has its own --quick.
+CHAPTER_BENCHES = ["lab.bench_memory", "lab.bench_sessions", "lab.bench_context", "lab.bench_view"]
 
 
 def tasks() -> int:

@@ -366,7 +366,7 @@ def preamble(args: argparse.Namespace, source: Source) -> str:
     ]
     if any(bounds):
         line += "; at most " + ", ".join(bound for bound in bounds if bound)
-    return line
+    return "\n".join(report.wrapped(part) for part in line.split("\n"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,10 @@ from .tasks import Task
 from .words import ZH, word
 
 FORMAT = "lab-records/2"
+COLUMNS = 100  # a terminal's width the tables and their notes fit in
+# Shorter headers for a table that would not fit in COLUMNS (a run stopped by the
+# simulated window widens two columns): these headers are the widest of their columns.
+SHORT = {"tokens in": "tok in", "tokens out": "tok out", "peak context": "peak ctx"}
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 
 
@@ -174,21 +178,45 @@ def counts_cells(records: list[Record], lang: str = "en") -> tuple[list[str], li
 
 
 def task_table(
-    records: list[Record], *, wall: bool = True, lang: str = "en", wide: bool = False
+    records: list[Record],
+    *,
+    wall: bool = True,
+    lang: str = "en",
+    wide: bool = False,
+    columns: int | None = COLUMNS,
 ) -> str:
     """One task's table: a row per chapter (in the order of the records), each chapter's own
     counts in a second small table (or, `wide`, in columns of the first), then a note for
-    every run that did not solve the task, saying why."""
+    every run that did not solve the task, saying why.  All of it fits in `columns` (a
+    terminal's width); None leaves the lines whole, for a Markdown page that reflows them."""
     headers, rows = table_cells(records, wall=wall, lang=lang, wide=wide)
     several = layout_of(records, wall=wall, wide=wide, lang=lang).several
-    parts = [aligned(headers, rows)]
+    table = aligned(headers, rows)
+    if columns and max(map(width, table.splitlines())) > columns:
+        short = {word(long, lang): word(brief, lang) for long, brief in SHORT.items()}
+        table = aligned([short.get(header, header) for header in headers], rows)
+    parts = [table]
     counted = counts_cells(records, lang)
     if counted[1] and not wide:
         parts.append(aligned(*counted))
     notes = [note(record, several, lang) for record in records if not record.solved]
     if notes:
-        parts.append("\n".join(notes))
+        parts.append("\n".join(wrapped(text, columns, "  ") if columns else text for text in notes))
     return "\n\n".join(parts)
+
+
+def wrapped(text: str, limit: int = COLUMNS, indent: str = "") -> str:
+    """`text` broken at its spaces into lines of at most `limit` columns, as a terminal
+    counts them (a Chinese character is two), the lines after the first indented (a
+    Markdown list item goes on).  A word longer than a line keeps a line of its own."""
+    lines = [""]
+    for token in text.split(" "):
+        line = lines[-1]
+        if line.strip() and width(line) + 1 + width(token) > limit:
+            lines.append(indent + token)
+        else:
+            lines[-1] = f"{line} {token}" if line else token
+    return "\n".join(lines)
 
 
 def note(record: Record, several: bool, lang: str) -> str:

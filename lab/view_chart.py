@@ -67,7 +67,7 @@ def context_chart(
     legend = "".join(
         f'<li><span class="swatch" style="background:{c.colour}"></span>{esc(c.label)}</li>'
         for c in columns
-    )
+    ) + compaction_key(columns, words)
     return (
         f'<figure class="chart"><figcaption>{esc(words["chart"])}'
         f'</figcaption><svg viewBox="0 0 {width} {height}" role="img" '
@@ -108,6 +108,19 @@ def chart_line(column: Column, x: Any, y: Any, words: dict[str, str]) -> str:
         f'<g style="--c:{column.colour}" data-column="{column.key}">'
         f'<polyline points="{path}"/>{dots}{marks}</g>'
     )
+
+
+def compaction_key(columns: list[Column], words: dict[str, str]) -> str:
+    """The legend's entry for the triangles, when the chart has any: the mark drawn as on
+    the lines, in the colour of the first run that compacted."""
+    compacted = [column for column in columns if compaction_turns(column)]
+    if not compacted:
+        return ""
+    mark = (
+        '<svg class="key" viewBox="0 0 18 16" aria-hidden="true">'
+        '<path class="compaction" d="M9,14 l-7,-12 h14 z"/></svg>'
+    )
+    return f'<li style="--c:{compacted[0].colour}">{mark}{esc(words["compaction key"])}</li>'
 
 
 def compaction_turns(column: Column) -> list[int]:

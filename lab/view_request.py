@@ -1,9 +1,14 @@
 """What was sent at every turn: the request as the model received it, folded in the turn.
 
 A run's `requests` keep each system prompt, tool list and message once and refer to them
-by number (lab/runs.py); here every call is written out again as the model read it, with
-sizes, and with what is new since the call before marked, so that chapter 4's compaction
-shows as the rewritten list it is.
+by number (lab/runs.py), and so does the page: each message is written out (role, size,
+its first words) in the fold of the first turn that sent it, and a later fold lists only
+its new messages and the numbers of the others (`data-sent`).  Opening the fold rebuilds
+the whole request from those lines (the page's script), so that turn 400's fold shows
+the 800 messages sent at turn 400 while the page holds each of them once: it grows with
+the run, not with its square.  Without the script, a fold names the earlier messages it
+sent by their places in the request.  What is new since the call before is marked, so
+that chapter 4's compaction shows as the rewritten list it is.
 """
 
 from __future__ import annotations
@@ -23,16 +28,34 @@ from .view_turns import Column
 GLANCE = 110  # characters of a message shown on its line in a "what was sent" fold
 
 
-def requests_html(column: Column, words: dict[str, str]) -> list[str]:
+class Pool:
+    """The messages a run sent, each read once: a long run sends its first message at
+    every turn, and sizing or comparing it again at each would cost the square of the
+    turns.  `written` holds the ones whose line is already on the page."""
+
+    def __init__(self, messages: list[Any], prefix: str) -> None:
+        self.messages = messages
+        self.prefix = prefix  # each line's id is the prefix and its number in the pool
+        self.written: set[int] = set()
+        self.showable = {n for n, message in enumerate(messages) if readable(message)}
+        self.sizes = {n: estimate_message(messages[n]) for n in self.showable}
+        numbers: dict[str, int] = {}  # each distinct `sent_key`, numbered
+        self.keys = {
+            n: numbers.setdefault(sent_key(messages[n]), len(numbers)) for n in self.showable
+        }  # equal numbers: the same message, as the conversation holds it
+
+
+def requests_html(column: Column, words: dict[str, str], prefix: str = "sent") -> list[str]:
     """A fold per answered call of the run: the request as the model received it.
 
     The system prompt (by layer, for chapter 4) and the tool schemas are written out
-    where they first appear or change, and otherwise named with their sizes, so the
-    page grows by a line per message and turn, not by the whole conversation again."""
+    where they first appear or change, and otherwise named with their sizes; a message
+    is written out at the first turn that sent it, and referred to after that.  `prefix`
+    makes the ids of the run's lines unique on the page."""
     requests = typed(column.record.requests, "calls", list)
     systems = typed(column.record.requests, "systems", list)
     toolsets = typed(column.record.requests, "tools", list)
-    pool = [*column.record.messages, *typed(column.record.requests, "extra", list)]
+    pool = Pool([*column.record.messages, *typed(column.record.requests, "extra", list)], prefix)
     folds = []
     before: dict[str, Any] = {}
     for number, call in enumerate(requests, 1):
@@ -41,18 +64,24 @@ def requests_html(column: Column, words: dict[str, str]) -> list[str]:
             continue
         system = pick(systems, call.get("system"), str)
         tools = [t for t in pick(toolsets, call.get("tools"), list) if isinstance(t, dict)]
-        refs = [
-            r for r in typed(call, "messages", list) if isinstance(r, int) and 0 <= r < len(pool)
-        ]
-        messages = [pool[r] for r in refs if readable(pool[r])]
-        folds.append(request_html(number, system, tools, messages, before, words))
+        refs = [r for r in typed(call, "messages", list) if isinstance(r, int)]
+        refs = [ref for ref in refs if ref in pool.showable]
+        same = same_frame(before, system, tools)  # then its size is known already
+        fixed = before["fixed"] if same else estimate_request(system, [], tools)
+        folds.append(request_html((system, tools, fixed), refs, pool, before, words))
+        keys = [pool.keys[ref] for ref in refs]
         before = {
-            "number": number, "system": system, "tools": tools,
-            "keys": [sent_key(message) for message in messages],
+            "number": number, "system": system, "tools": tools, "keys": keys, "known": set(keys),
             "system at": before.get("system at") if before.get("system") == system else number,
             "tools at": before.get("tools at") if before.get("tools") == tools else number,
+            "fixed": fixed,
         }  # fmt: skip
     return folds
+
+
+def same_frame(before: dict[str, Any], system: str, tools: list[dict[str, Any]]) -> bool:
+    """Whether a call sent the system prompt and tools of the call before."""
+    return bool(before) and before["system"] == system and before["tools"] == tools
 
 
 def readable(message: Any) -> bool:
@@ -88,23 +117,21 @@ def sent_key(message: dict[str, Any]) -> str:
 
 
 def request_html(
-    number: int,
-    system: str,
-    tools: list[dict[str, Any]],
-    messages: list[dict[str, Any]],
+    frame: tuple[str, list[dict[str, Any]], int],
+    refs: list[int],
+    pool: Pool,
     before: dict[str, Any],
     words: dict[str, str],
 ) -> str:
-    keys = [sent_key(message) for message in messages]
-    known = set(before.get("keys", []))
+    """One call's fold; `frame` is its system prompt, its tools and their size together."""
+    system, tools, fixed = frame
+    keys = [pool.keys[ref] for ref in refs]
+    known = before.get("known", set())
     new = [key not in known for key in keys]
     kept = before.get("keys", [])
     rewritten = bool(kept) and keys[: len(kept)] != kept
-    sizes = [estimate_message(message) for message in messages]
-    total = estimate_request(system, messages, tools)  # the figure the turn's bar shows
-    summary = words["sent" if len(messages) != 1 else "sent one"].format(
-        len(messages), f"≈{total:,}"
-    )
+    total = fixed + sum(pool.sizes[ref] for ref in refs)  # the figure the turn's bar shows
+    summary = words["sent" if len(refs) != 1 else "sent one"].format(len(refs), f"≈{total:,}")
     if before:
         summary += " · " + words["sent new"].format(sum(new))
     if rewritten:
@@ -112,21 +139,65 @@ def request_html(
     parts = [
         system_html(system, before, words),
         tools_html(tools, before, words),
-        f'<h4>{esc(words["messages"])}</h4><ol class="sent">',
+        f"<h4>{esc(words['messages'])}</h4>",
+        sent_list(refs, new, pool, bool(before), words),
     ]
-    for message, size, fresh in zip(messages, sizes, new, strict=False):
-        glance = " ".join(content_text(message.get("content", "")).split())
-        glance = glance if len(glance) <= GLANCE else glance[:GLANCE] + "…"
-        if before and not fresh:  # its words are in the fold of the turn that first sent it
-            glance = ""
-        mark = f'<span class="new-mark">{esc(words["new"])}</span> ' if fresh and before else ""
-        parts.append(
-            f'<li class="{"new" if fresh and before else ""}">{mark}'
-            f'<span class="role">{esc(str(message.get("role", "")))}</span> '
-            f'<span class="size">≈{size:,}</span> {esc(glance)}</li>'
-        )
-    parts.append("</ol>")
     return f'<details class="request"><summary>{esc(summary)}</summary>{"".join(parts)}</details>'
+
+
+def sent_list(
+    refs: list[int], new: list[bool], pool: Pool, marked: bool, words: dict[str, str]
+) -> str:
+    """The request's messages in order: a line for each one the page has not written yet,
+    and one line for each stretch of messages written at earlier turns (which the page's
+    script replaces with copies of their lines when the fold opens)."""
+    items = []
+    earlier: list[int] = []  # the places, counted from 1, of the stretch being gathered
+    for place, (ref, fresh) in enumerate(zip(refs, new, strict=True), 1):
+        if ref in pool.written:
+            earlier.append(place)
+            continue
+        if earlier:
+            items.append(earlier_line(earlier, words))
+            earlier = []
+        items.append(message_line(ref, place, pool, fresh and marked, words))
+        pool.written.add(ref)
+    if earlier:
+        items.append(earlier_line(earlier, words))
+    return (
+        f'<ol class="sent" data-lines="{esc(pool.prefix)}-" data-sent="{ranges(refs)}">'
+        f"{''.join(items)}</ol>"
+    )
+
+
+def message_line(ref: int, place: int, pool: Pool, fresh: bool, words: dict[str, str]) -> str:
+    message = pool.messages[ref]
+    glance = " ".join(content_text(message.get("content", "")).split())
+    glance = glance if len(glance) <= GLANCE else glance[:GLANCE] + "…"
+    mark = f'<span class="new-mark">{esc(words["new"])}</span> ' if fresh else ""
+    kind = ' class="new"' if fresh else ""
+    return (
+        f'<li id="{esc(pool.prefix)}-{ref}" value="{place}"{kind}>'
+        f'{mark}<span class="role">{esc(str(message.get("role", "")))}</span> '
+        f'<span class="size">≈{pool.sizes[ref]:,}</span> {esc(glance)}</li>'
+    )
+
+
+def earlier_line(places: list[int], words: dict[str, str]) -> str:
+    first, last = places[0], places[-1]
+    where = f"{first}" if first == last else f"{first}–{last}"
+    return f'<li class="earlier" value="{first}">{esc(words["sent before"].format(where))}</li>'
+
+
+def ranges(numbers: list[int]) -> str:
+    """Numbers as runs, `0-797,801`: a long run's requests are mostly one run each."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def layers_of(system: str) -> list[tuple[str, str]]:

@@ -137,7 +137,10 @@ def runs_table(name: str, columns: list[Column], peak: int, words: dict[str, str
     head = f'<th class="number">{esc(words["turn"])}</th>' + "".join(
         column_heading(column, words) for column in columns
     )
-    sent = {column.key: requests_html(column, words) for column in columns}
+    sent = {
+        column.key: requests_html(column, words, f"{anchor(name)}-run-{column.key}")
+        for column in columns
+    }
     rows = []
     for number in range(1, max(len(c.turns) for c in columns) + 1):
         present = [c.turns[number - 1] for c in columns if number <= len(c.turns)]

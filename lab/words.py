@@ -11,6 +11,9 @@ ZH = {
     "tokens in": "输入 token",
     "tokens out": "输出 token",
     "peak context": "峰值上下文",
+    "tok in": "输入",
+    "tok out": "输出",
+    "peak ctx": "峰值",
     "wall": "用时",
     "yes": "是",
     "no": "否",
@@ -172,6 +175,7 @@ ZH = {
     "context window": "上下文窗口",
     "chapter 4's budget": "第 4 章的预算",
     "compaction before turn {}": "第 {} 轮之前压缩",
+    "compaction before the turn (chapter 4)": "在这一轮之前压缩（第 4 章）",
     "what was sent: {} messages, {} tokens": "发送的内容：{} 条消息，{} token",
     "what was sent: {} message, {} tokens": "发送的内容：{} 条消息，{} token",
     "{} new": "新增 {} 条",
@@ -182,6 +186,9 @@ ZH = {
     "tools offered": "提供的工具",
     "messages": "消息",
     "new": "新增",
+    "messages {}: sent before, each listed at the turn that first sent it": (
+        "第 {} 条消息：前面的轮次已发送过，各列在首次发送它的那一轮"
+    ),
     "records": "记录文件",
     # the notebooks' plots (lab/plots.py)
     "scripted replays, not a measurement": "手写录像带的回放，不是测量",

@@ -408,9 +408,34 @@ def content_text(content: Any) -> str:
 
 
 def whole_request(system: str, messages: list[Any], tools: list[dict] | None) -> str:
-    """The request as the model receives it: system prompt, tools offered, every message."""
+    """The request as the model receives it: system prompt, tools offered, every message.
+
+    The tool calls are numbered in the order they were made, and each result opens with
+    the number and name of the call it answers: two results in one message (two calls
+    in one reply) read as two, however many lines each has."""
     tool_names = ", ".join(tool["name"] for tool in tools or []) or "none"
     parts = [f"── system prompt\n{system}", f"── tools: {tool_names}"]
+    calls: dict[Any, str] = {}  # by each call's id: "call 2: bash"
     for number, message in enumerate(messages, 1):
-        parts.append(f"── message {number}: {message['role']}\n{content_text(message['content'])}")
+        parts.append(f"── message {number}: {message['role']}\n{message_text(message, calls)}")
     return "\n".join(parts) + "\n── end of the request"
+
+
+def message_text(message: dict[str, Any], calls: dict[Any, str]) -> str:
+    """One message of `whole_request`: its text, its tool calls numbered (and noted in
+    `calls`), its tool results headed by the call they answer."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    lines = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            lines.append(f"[call {len(calls) + 1}] {content_text([block])}")
+            calls[block.get("id")] = f"call {len(calls) + 1}: {block.get('name')}"
+        elif block.get("type") == "tool_result":
+            answers = calls.get(block.get("tool_use_id"), "a call not in this request")
+            error = ", an error" if block.get("is_error") else ""
+            lines.append(f"[result of {answers}{error}]\n{content_text([block])}")
+        else:
+            lines.append(content_text([block]))
+    return "\n".join(lines)

@@ -113,6 +113,18 @@ def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
     assert max(width(line) for line in offline["stdout"].splitlines()) <= 100
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_runs_the_window_stopped_still_fit_100_columns(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three chapters stopped by a window of 16,000 tokens: their solved cells, their
+    errors under the table and the line above it, all within a terminal's width."""
+    assert compare.main(["--task", "long-task", "--window", "16000", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert out.count("window full" if lang == "en" else "窗口已满") == 6  # 3 cells, 3 notes
+    assert max(width(line) for line in out.splitlines()) <= 100, out
+
+
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
     *lines, saved, _page, _timing = offline["stderr"].splitlines()
     assert len(lines) == 20 and "\x1b" not in offline["stderr"]
@@ -403,7 +415,8 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
     replay_json = tmp_path / "replay.json"
     assert compare.main(["--replay-dir", str(runs), "--json", str(replay_json)]) == 0
     replayed = capsys.readouterr().out
-    assert replayed.startswith(f"replaying the runs recorded in {runs}")
+    preamble = " ".join(replayed.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert preamble.startswith(f"replaying the runs recorded in {runs}")
     assert without_wall(replayed) == without_wall(live)
     again = json.loads(replay_json.read_text())["records"]
     for before, after in zip(records, again, strict=True):
@@ -534,7 +547,8 @@ def test_a_run_stops_cleanly_at_its_token_budget(
     argv += ["--max-tokens-total", "3000", "--max-reply-tokens", "300", "--json", str(records)]
     assert compare.main(argv) == 0
     out = capsys.readouterr().out
-    assert "at most 300 tokens a reply, 3,000 tokens a run" in out.splitlines()[0]
+    preamble = " ".join(out.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert "at most 300 tokens a reply, 3,000 tokens a run" in preamble
     assert 1 <= len(live_env.requests) < 10 and live_env.pending > 0  # stopped before the end
     assert all(request.body["max_tokens"] <= 300 for request in live_env.requests)
     (record,) = json.loads(records.read_text())["records"]

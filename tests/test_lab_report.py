@@ -148,7 +148,7 @@ def test_recorded_figures_are_not_marked_and_failures_get_a_note() -> None:
     )
     lines = task_table([failed], wall=False).splitlines()
     assert "| 6,562 " in lines[2] and "≈" not in lines[2]
-    assert lines[3] == "" and lines[4] == (
+    assert lines[3] == "" and " ".join(line.strip() for line in lines[4:]) == (
         "- v1_tool_loop: not solved: `3 of 8 hidden tests fail: test_a`; "
         "error: `the request is ≈20,000 tokens`"
     )
@@ -158,3 +158,31 @@ def test_columns_line_up_with_chinese_headers() -> None:
     table = aligned(["章", "解决"], [["1 · v1_tool_loop", "是"]]).splitlines()
     assert len({width(line) for line in table}) == 1
     assert width("峰值上下文") == 10
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_table_of_runs_the_window_stopped_fits_in_a_hundred_columns(lang: str) -> None:
+    """`--window` stops runs: their solved cell says "window full" and a long error follows;
+    the headers get shorter, the notes wrap at their spaces, and no line is wider than 100."""
+    error = (
+        "the request is ≈23,216 tokens and the context window is 16,000 (--window): "
+        "the conversation no longer fits"
+    )
+    full = {"solved": False, "outcome": "window full", "stop": "error", "error": error}
+    runs = [
+        record("v0_react_text", **full, input_tokens=43_688),
+        record("v3_subagents", input_tokens=133_359, output_tokens=2_457, peak_context=11_907),
+        record("v4_memory", **full, counts={"compactions": 2}),
+    ]
+    text = task_table(runs, lang=lang)
+    lines = text.splitlines()
+    assert max(map(width, lines)) <= 100, text
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    assert header[5:8] == (
+        ["tok in", "tok out", "peak ctx"] if lang == "en" else ["输入", "输出", "峰值"]
+    )
+    notes = text.split("\n\n")[-1]
+    assert [line[:2] for line in notes.splitlines()] == ["- ", "  ", "- ", "  "]
+    colon = "：" if lang == "zh" else ": "
+    assert " ".join(line.strip() for line in notes.splitlines()[:2]).endswith(f"{colon}`{error}`")
+    assert "| tokens in " in task_table(runs[1:2], lang="en")  # a table that fits keeps its words

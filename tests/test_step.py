@@ -152,12 +152,37 @@ def test_an_unknown_key_says_which_keys_there_are() -> None:
     assert "'x' is not a key here (Enter: send it · r: show the whole request" in done.stdout
 
 
-def test_r_shows_each_tool_result_of_a_message_on_lines_of_its_own() -> None:
+def test_r_shows_each_tool_result_apart_headed_by_the_call_it_answers() -> None:
+    """Two calls in one reply, two results in one message, each of several lines: the
+    calls are numbered, and each result opens with the number and name of its call."""
     from llm.console import whole_request
 
-    results = [
-        {"type": "tool_result", "tool_use_id": "a", "content": "first result"},
-        {"type": "tool_result", "tool_use_id": "b", "content": "second result"},
+    calls = [
+        {"type": "text", "text": "Two at once."},
+        {"type": "tool_use", "id": "a", "name": "bash", "input": {"command": "ls"}},
+        {"type": "tool_use", "id": "b", "name": "read_file", "input": {"path": "x.py"}},
     ]
-    shown = whole_request("sys", [{"role": "user", "content": results}], None)
-    assert "first result\nsecond result" in shown
+    results = [
+        {"type": "tool_result", "tool_use_id": "a", "content": "one.py\ntwo.py"},
+        {"type": "tool_result", "tool_use_id": "b", "content": "no such file", "is_error": True},
+        {"type": "tool_result", "tool_use_id": "z", "content": "stray"},
+    ]
+    messages = [{"role": "assistant", "content": calls}, {"role": "user", "content": results}]
+    shown = whole_request("sys", messages, None)
+    assert shown.split("── message 1: assistant\n")[1].split("\n── end")[0] == (
+        "Two at once.\n"
+        '[call 1] bash({"command": "ls"})\n'
+        '[call 2] read_file({"path": "x.py"})\n'
+        "── message 2: user\n"
+        "[result of call 1: bash]\none.py\ntwo.py\n"
+        "[result of call 2: read_file, an error]\nno such file\n"
+        "[result of a call not in this request]\nstray"
+    )
+
+
+def test_r_in_the_demo_shows_the_first_two_results_apart() -> None:
+    done = step("v1_tool_loop", "\n" * 3 + "r\nc\n")
+    assert done.returncode == 0, done.stderr
+    request = done.stdout.split("── message 3: user\n")[1]
+    assert request.startswith("[result of call 1: bash]\nREADME.md\nstats.py\ntest_stats.py\n")
+    assert "\n[result of call 2: bash, an error]\n.F.E." in request

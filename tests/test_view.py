@@ -16,6 +16,7 @@ import pytest
 
 from lab import view
 from lab.__main__ import main as lab_main
+from lab.bench_view import long_run
 from llm.tokens import estimate_request
 from tests.conftest import OfflineComparison
 
@@ -307,6 +308,20 @@ def test_compactions_and_recalled_memories_are_shown_before_their_turn() -> None
     assert sum(row.count("event compaction") for row in marked.values()) == 2
 
 
+def test_the_charts_legend_names_the_compaction_marks_when_there_are_some() -> None:
+    compacted = {"compactions": [{"turn": 2, "stage": 2, "tokens_before": 9, "tokens_after": 3}]}
+    messages = run_of(tool_turn("bash", {"command": "ls"}, "a.py", "toolu_1"))
+    for details, lang, key in [
+        (compacted, "en", "compaction before the turn (chapter 4)"),
+        (compacted, "zh", "在这一轮之前压缩（第 4 章）"),
+        ({}, "en", ""),
+    ]:
+        page = view.render_page(document(record("v4_memory", messages, details=details)), lang)
+        legend = page.split('<ul class="legend">')[1].split("</ul>")[0]
+        assert ('class="compaction"' in legend) == bool(key)
+        assert legend.endswith(f"{key}</li>") and legend.count("<li") == 1 + bool(key)
+
+
 def test_the_same_tools_in_the_same_order_make_a_turn_the_same() -> None:
     bash = tool_turn("bash", {"command": "pytest"}, "1 failed", "toolu_1")
     read = tool_turn("read_file", {"path": "stats.py"}, "def mean(): ...", "toolu_2")
@@ -435,3 +450,75 @@ def test_ids_of_any_shape_and_task_names_that_are_paths_make_a_page(tmp_path: Pa
         }
         page = view.render_page(document(one))
         assert "PLANTED TITLE" not in page and "<h2>" in page
+
+
+# --- long runs --------------------------------------------------------------------------------
+
+
+def sent_lists(page: str) -> list[tuple[str, str, str]]:
+    """Each "what was sent" list of the page: its lines' id prefix, its `data-sent`, and its
+    lines as written."""
+    pattern = r'<ol class="sent" data-lines="([^"]*)" data-sent="([^"]*)">(.*?)</ol>'
+    return re.findall(pattern, page, re.DOTALL)
+
+
+def numbers(ranges: str) -> list[int]:
+    found = []
+    for run in filter(None, ranges.split(",")):
+        first, _, last = run.partition("-")
+        found += range(int(first), int(last or first) + 1)
+    return found
+
+
+def test_every_id_on_the_page_of_the_featured_tasks_is_its_own(offline: dict) -> None:
+    """The lines of what was sent are found by id when a fold is rebuilt: an id two runs
+    shared would bring one run's message into the other's request."""
+    ids = re.findall(r' id="([^"]+)"', offline["page"])
+    assert len(ids) == len(set(ids))
+    assert sum(1 for found in ids if re.fullmatch(r"task-[\w-]+-run-\d+-\d+", found)) > 100
+
+
+def test_the_page_of_a_long_run_grows_with_the_run_not_with_its_square() -> None:
+    """Each message's line is written once, in the fold of the first turn that sent it;
+    twice the turns make about twice the page, where repeating the earlier messages at
+    every turn would make four times."""
+    pages = {turns: view.render_page(document(long_run(turns))) for turns in (100, 200)}
+    sizes = {turns: len(page.encode("utf-8")) for turns, page in pages.items()}
+    assert sizes[200] < 2.4 * sizes[100], sizes
+    for turns, page in pages.items():
+        lines = re.findall(r'<li id="task-long-run-run-0-(\d+)"', page)
+        assert len(lines) == len(set(lines)) == 2 * turns - 1  # the task, then two a turn
+
+
+def test_a_late_turns_list_names_every_message_it_sent() -> None:
+    """What the page's script rebuilds a fold from: the numbers of the messages the call
+    sent, in order, each with its line on the page before the fold or in it."""
+    run = long_run(60)
+    page = view.render_page(document(run))
+    lists = sent_lists(page)
+    assert len(lists) == 60
+    prefix, sent, written = lists[49]
+    assert numbers(sent) == run["requests"]["calls"][49]["messages"] == list(range(99))
+    before = page[: page.index(f'data-sent="{sent}"')] + written
+    assert all(f'<li id="{prefix}{n}"' in before for n in numbers(sent))
+    assert re.findall(r'<li id="[^"]*-(\d+)"', written) == ["97", "98"]  # its two new ones
+    assert "messages 1–97: sent before" in written  # what a reader without the script sees
+
+
+def test_the_benchmark_prints_its_figures() -> None:
+    """`python -m lab.bench_view` prints the page's size and time at two lengths of run, and
+    how the size grows (bytes are the same on every machine, so its verdict is checked)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lab.bench_view", "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    for turns in (50, 250):
+        page = rf"page of a {turns}-turn run: [\d.]+ MB \([\d.]+ MB without what was sent\)"
+        assert re.search(rf"{page}, written in [\d.]+ s", done.stdout), done.stdout
+    growth = r"5× the turns: ([\d.]+)× the bytes \(target ≤ 6×: ok\), [\d.]+× the time"
+    found = re.search(growth, done.stdout)
+    assert found and float(found.group(1)) < 6, done.stdout

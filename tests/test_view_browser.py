@@ -23,6 +23,9 @@ from typing import Any
 import pytest
 
 from lab import view
+from lab.bench_view import long_run
+from llm.console import content_text
+from llm.tokens import estimate_message
 from tests.conftest import OfflineComparison
 from tests.test_view import (
     HOSTILE,
@@ -324,6 +327,39 @@ def test_two_chapters_stand_side_by_side_without_a_sideways_scroll(
         assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+def test_on_a_phone_the_page_does_not_scroll_sideways(
+    browser: Browser, offline: dict, tmp_path: Path
+) -> None:
+    """At 390 pixels wide, the tables and the runs scroll inside their boxes, a long word
+    breaks, and the page itself is never wider than the screen."""
+    long = "x" * 300
+    messages = run_of(tool_turn("bash", {"command": long}, long, "toolu_1"), answer=long)
+    odd = record(f"v1_{long}", messages, model=long, solved=False, verdict=long, error=long)
+    path = tmp_path / "long-words.html"
+    view.write_page(path, {**document(odd, record("v0_react_text", run_of())), "model": long})
+    for page_path in (offline["page"], path):
+        visit = browser.open(page_path)
+        page = visit.page
+        page.set_viewport_size(PHONE)
+        assert scroll_width(page) <= PHONE["width"]
+        for picker in page.locator("fieldset.picker").all():
+            for box in picker.locator("input").all():
+                box.check()
+        assert scroll_width(page) <= PHONE["width"]
+        for fold in page.locator("details.call").all()[:3]:
+            fold.locator("summary").click()
+        assert scroll_width(page) <= PHONE["width"]
+        boxes = page.locator("div.tables, div.runs-wrap, figure.chart").evaluate_all(
+            "found => found.map(box => box.getBoundingClientRect().right)"
+        )
+        assert boxes and max(boxes) <= PHONE["width"]
+        assert visit.errors == [] and visit.requests == []
+        page.close()
+
+
 def test_the_request_of_a_chapter_4_turn_shows_its_layers(visit: Visit, offline: dict) -> None:
     page = visit.page
     run = next(
@@ -393,6 +429,43 @@ def test_a_hostile_request_stays_text(browser: Browser, tmp_path: Path) -> None:
     assert "1 message" in second.locator("summary").inner_text()  # the bad index left out
     page.wait_for_timeout(200)
     assert visit.dialogs == [] and visit.errors == [] and visit.requests == []
+
+
+def sent_line(message: dict[str, Any]) -> str:
+    """A message's line in a "what was sent" fold: its role, its size, its first words."""
+    glance = " ".join(content_text(message["content"]).split())
+    glance = glance if len(glance) <= 110 else glance[:110] + "…"
+    return f"{message['role']} ≈{estimate_message(message):,} {glance}"
+
+
+def test_a_late_turns_request_is_rebuilt_as_it_was_sent(browser: Browser, tmp_path: Path) -> None:
+    """Turn 50 of a long run sent 99 messages; the page wrote 97 of them at earlier turns,
+    and its fold, opened, lists all 99 in order, the two new ones marked.  A later call
+    that sent a summary and a part of the conversation (as chapter 4's compaction does)
+    lists exactly those, in their order."""
+    run = long_run(60)
+    summary = {"role": "user", "content": "Summary of turns 1 to 20: modules 1 to 20 read."}
+    pool = [*run["messages"], summary]
+    last = [0, len(run["messages"]), *range(41, 119)]  # the task, the summary, turns 21 on
+    # new at turn 60: the summary, and turn 59's reply and result (its places 78 and 79)
+    run["requests"]["extra"] = [summary]
+    run["requests"]["calls"][-1]["messages"] = last
+    path = tmp_path / "long.html"
+    view.write_page(path, document(run))
+    visit = browser.open(path)
+    for number, sent, new in [(50, list(range(99)), {97, 98}), (60, last, {1, 78, 79})]:
+        fold = visit.page.locator(f"#task-long-run-turn-{number} details.request")
+        fold.locator("summary").click()
+        lines = fold.locator("ol.sent > li")
+        expected = [
+            ("new " if n in new else "") + sent_line(pool[ref]) for n, ref in enumerate(sent)
+        ]
+        assert lines.all_inner_texts() == expected
+    earlier = visit.page.locator("#task-long-run-turn-50 ol.sent > li")
+    assert earlier.count() == 99  # the lines turn 60 took are copies: turn 50 keeps its own
+    ids = visit.page.eval_on_selector_all("[id]", "found => found.map(element => element.id)")
+    assert len(ids) == len(set(ids))
+    assert visit.errors == [] and visit.requests == []
 
 
 # --- the docs' pictures -------------------------------------------------------------------

@@ -97,7 +97,8 @@ def demo_output(name: str, lang: str = "en") -> str:
 
 def compare_table(task: str, window: str = "", lang: str = "en") -> str:
     """The table `python -m lab compare --task TASK [--window TOKENS]` prints offline, without
-    its wall times, which differ on every run."""
+    its wall times, which differ on every run, and with its notes on a line each: the
+    terminal wraps them at 100 columns, a Markdown page wraps them itself."""
 
     records = lab_records(task, int(window) if window else None)
-    return stamp() + "\n" + task_table(records, wall=False, lang=lang)
+    return stamp() + "\n" + task_table(records, wall=False, lang=lang, columns=None)
