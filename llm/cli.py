@@ -24,7 +24,7 @@ from typing import Any
 from .budget import Budgeted
 from .cassette import RecordingModel, recorded_bounds
 from .chapter import DEFAULT_TURNS, Chapter
-from .console import Console, Stepping, counted, fit_streams, shown_path
+from .console import Console, counted, fit_streams, shown_path
 from .demo import (
     check_demo_replay,
     check_demo_steps,
@@ -36,6 +36,7 @@ from .demo import (
 from .errors import ModelError, UsageError
 from .result import RunResult, tool_uses
 from .spec import ENV_FILE_SETTINGS, FROM_ENV_FILE, load_model, read_env_file, redirected_keys
+from .stepping import Stepping
 from .text_calls import ToolCallInText
 from .types import Model
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from llm import Console
-from llm.console import Stepping
+from llm.stepping import Stepping
 
 
 class Terminal(io.StringIO):

@@ -155,7 +155,7 @@ def test_an_unknown_key_says_which_keys_there_are() -> None:
 def test_r_shows_each_tool_result_apart_headed_by_the_call_it_answers() -> None:
     """Two calls in one reply, two results in one message, each of several lines: the
     calls are numbered, and each result opens with the number and name of its call."""
-    from llm.console import whole_request
+    from llm.stepping import whole_request
 
     calls = [
         {"type": "text", "text": "Two at once."},
