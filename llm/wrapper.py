@@ -2,8 +2,8 @@
 
 The lab limits a model (`Budgeted`, `Windowed`) and watches it (`Watched`, the figures'
 `WatchedModel`), a recording keeps its replies (`RecordingModel`), chapter 3 stops a child's
-(`StoppableModel`), `--step` pauses before each call (`Stepping`). Each is a `Wrapper` that overrides only what it adds, so the call is
-passed on in one place.
+(`StoppableModel`), `--step` pauses before each call (`Stepping`).  Each is a `Wrapper`
+that overrides only what it adds, so the call is passed on in one place.
 """
 
 from __future__ import annotations
