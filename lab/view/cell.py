@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .view_records import typed
-from .view_turns import Call, Event, Turn, turns_of
+from .records import typed
+from .turns import Call, Event, Turn, turns_of
 
 LIMIT = 4_000  # characters shown of one text (a tool's result, the model's reply)
 GLIMPSE = 100  # characters of a call's arguments shown on its folded line

@@ -17,10 +17,10 @@ from typing import Any
 from v0_react_text.agent import INVENTED_NOTE
 from v0_react_text.parser import FinalAnswer, FormatError, parse
 
-from .plots import COLOURS
-from .runs import Record
-from .tasks import TaskError, load_task
-from .view_records import typed
+from ..plots import COLOURS
+from ..runs import Record
+from ..tasks import TaskError, load_task
+from .records import typed
 
 PLAN_MARKS = {"completed": "✓", "in_progress": "▶", "pending": "○"}
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from llm.windows import default_budget
 
-from .runs import Record
-from .view_cell import esc, tokens
-from .view_turns import Column, listed
+from ..runs import Record
+from .cell import esc, tokens
+from .turns import Column, listed
 
 
 def context_chart(

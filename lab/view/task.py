@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import re
 
-from . import report
-from .runs import Record
-from .tasks import TaskError, load_task
-from .view_cell import esc, shown, turn_body
-from .view_chart import context_chart
-from .view_request import requests_html
-from .view_turns import Column, chapter_number, columns_of
+from .. import report
+from ..runs import Record
+from ..tasks import TaskError, load_task
+from .cell import esc, shown, turn_body
+from .chart import context_chart
+from .request import requests_html
+from .turns import Column, chapter_number, columns_of
 
 
 def anchor(task: str) -> str:

@@ -19,11 +19,14 @@ and reads without JavaScript (the script only adds the keys and the "differences
 switch).  Everything a run wrote is escaped and every long text is cut, so a tool's
 output can neither break the page nor make it heavy.
 
-The page is made in the order it reads, one module for each part: lab/view_records.py
-reads and checks the records files, lab/view_turns.py turns a run's messages into its
-turns, lab/view_task.py writes a task's section (with lab/view_chart.py's chart), and
-lab/view_cell.py one turn of one run, with what was sent (lab/view_request.py) folded in
-it.  This module is the page around them and the command line.
+The page is made in the order it reads, one module of this package for each part:
+`records` reads and checks the records files, `turns` turns a run's messages into its
+turns, `task` writes a task's section (with `chart`'s chart), and `cell` one turn of one
+run, with what was sent (`request`) folded in it; `template.html` is the page's frame,
+style and script.  This module is the page around them and the command line.  The
+package reads the lab's records (`lab.runs`), tasks, words and colours, and the
+chapters' own formats (chapter 0's parser, chapter 4's prompt titles) to show them;
+nothing in the lab but the comparison's `--html` imports it.
 """
 
 from __future__ import annotations
@@ -37,12 +40,12 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from .plots import COLOURS
-from .runs import Record
-from .view_cell import LIMIT, esc
-from .view_records import ViewError, load_document, merge, records_of, sources_of, typed
-from .view_task import anchor, task_section, task_title
-from .words import LANGS, word
+from ..plots import COLOURS
+from ..runs import Record
+from ..words import LANGS, word
+from .cell import LIMIT, esc
+from .records import ViewError, load_document, merge, records_of, sources_of, typed
+from .task import anchor, task_section, task_title
 
 # What the rest of the lab and the tests use of the viewer.
 __all__ = ["COLOURS", "LANGS", "LIMIT", "ViewError", "esc", "main", "render_page", "write_page"]
@@ -184,7 +187,7 @@ def load_template() -> tuple[Template, str]:
     """The page's HTML, CSS and script; and the script's hash, which the page's security
     policy names as the only script allowed to run, so that a `<script>` a tool printed
     would stay inert even if it escaped the escaping."""
-    text = (resources.files("lab") / "view_template.html").read_text(encoding="utf-8")
+    text = (resources.files("lab.view") / "template.html").read_text(encoding="utf-8")
     script = text.split("<script>", 1)[1].split("</script>", 1)[0]
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     return Template(text), f"sha256-{digest}"

@@ -21,9 +21,9 @@ from llm.tokens import estimate_message, estimate_request, estimate_text, estima
 from llm.types import RUNTIME_TAG
 from v4_memory.prompt import TITLES
 
-from .view_cell import esc, shown
-from .view_records import typed
-from .view_turns import Column
+from .cell import esc, shown
+from .records import typed
+from .turns import Column
 
 GLANCE = 110  # characters of a message shown on its line in a "what was sent" fold
 
