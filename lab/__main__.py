@@ -37,11 +37,11 @@ SUBCOMMANDS = {
     "clean": "lab.clean",
 }
 
-# What `bench --quick` asks of lab.bench: every measure, each only once or twice.
+# What `bench --quick` asks of lab.bench.basics: every measure, each only once or twice.
 QUICK_BENCH = ["--startup-runs", "1", "--turns", "5", "--loop-runs", "1", "--estimate-runs", "1"]
 QUICK_BENCH += ["--read-mb", "20", "--read-runs", "2"]
-# Benchmarks of chapters that may not exist yet, and the viewer's; each has its own --quick.
-CHAPTER_BENCHES = ["lab.bench_memory", "lab.bench_sessions", "lab.bench_context", "lab.bench_view"]
+# Then chapter 4's and the viewer's (a fork may have left chapter 4 out); each has --quick.
+CHAPTER_BENCHES = ["lab.bench.memory", "lab.bench.sessions", "lab.bench.context", "lab.bench.view"]
 
 
 def tasks() -> int:
@@ -58,11 +58,11 @@ def tasks() -> int:
 
 
 def run_benchmarks(argv: list[str]) -> int:
-    """lab.bench, then the chapters' own benchmarks that exist; --quick makes each short."""
-    from . import bench  # it imports what it measures: only when asked to
+    """lab.bench.basics, then the others that exist; --quick makes each short."""
+    from .bench import basics  # it imports what it measures: only when asked to
 
     quick = "--quick" in argv
-    status = bench.main(QUICK_BENCH if quick else [])
+    status = basics.main(QUICK_BENCH if quick else [])
     for module in CHAPTER_BENCHES:
         if importlib.util.find_spec(module) is None:
             continue

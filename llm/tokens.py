@@ -36,7 +36,7 @@ underestimated.  The weights were chosen on these same texts, so expect somewhat
 larger errors on yours.
 
 Speed: each text costs two compiled regex passes and a few string counts
-(`python -m lab.bench` times them).  `estimate_message` is a pure function of the
+(`python -m lab.bench.basics` times them).  `estimate_message` is a pure function of the
 message, so a caller that never edits a message once counted can cache its figure
 and keep a running sum:
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.bench_memory import DATA, OPEN_TARGET, RECORDED, SETUP_TARGET, recall, write_memories
+from lab.bench.memory import DATA, OPEN_TARGET, RECORDED, SETUP_TARGET, recall, write_memories
 from lab.figures import chapter4_memory
 from lab.memory_searchers import (
     Fts5Terms,
@@ -154,7 +154,7 @@ def keys(value: object) -> object:
 def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path) -> None:
     written = tmp_path / "bench-memory.json"
     done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_memory", "--quick", "--json", str(written)],
+        [sys.executable, "-m", "lab.bench.memory", "--quick", "--json", str(written)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -169,7 +169,7 @@ def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path
     assert "the same first memory for" in out
     quick, shown = (json.loads(p.read_text(encoding="utf-8")) for p in (written, RECORDED))
     assert keys(quick) == keys(shown)
-    assert not shown["quick"], "the docs show a full run: python -m lab.bench_memory --json …"
+    assert not shown["quick"], "the docs show a full run: python -m lab.bench.memory --json …"
     for figure in (chapter4_memory.memory_search, chapter4_memory.memory_costs):
         for lang in ("en", "zh"):
             assert "SQLite FTS5" in figure(lang, source=written)
@@ -177,7 +177,7 @@ def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path
 
 def test_the_worked_example_prints_scores_that_match_the_store() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_memory", "--example"],
+        [sys.executable, "-m", "lab.bench.memory", "--example"],
         cwd=REPO,
         capture_output=True,
         text=True,

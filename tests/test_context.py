@@ -493,7 +493,7 @@ def test_default_budgets_leave_room_for_the_estimate_and_the_reply() -> None:
 
 def test_the_benchmark_prints_its_figures() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_context", "--quick"],
+        [sys.executable, "-m", "lab.bench.context", "--quick"],
         cwd=REPO,
         capture_output=True,
         text=True,

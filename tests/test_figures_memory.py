@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from lab import bench_memory, figures
+from lab import figures
+from lab.bench import memory as bench_memory
 from llm.types import without_runtime
 from v4_memory.prompt import assemble
 

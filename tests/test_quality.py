@@ -69,7 +69,7 @@ def test_benchmark_prints_its_figures() -> None:
         [
             sys.executable,
             "-m",
-            "lab.bench",
+            "lab.bench.basics",
             "--startup-runs",
             "1",
             "--turns",

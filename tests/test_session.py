@@ -622,7 +622,7 @@ def test_any_history_stays_valid_and_reloads_identically(steps: list) -> None:
 
 def test_the_benchmark_prints_its_figures() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_sessions", "--quick"],
+        [sys.executable, "-m", "lab.bench.sessions", "--quick"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ import pytest
 
 from lab import view
 from lab.__main__ import main as lab_main
-from lab.bench_view import long_run
+from lab.bench.view import long_run
 from llm.tokens import estimate_request
 from tests.conftest import OfflineComparison
 
@@ -506,10 +506,10 @@ def test_a_late_turns_list_names_every_message_it_sent() -> None:
 
 
 def test_the_benchmark_prints_its_figures() -> None:
-    """`python -m lab.bench_view` prints the page's size and time at two lengths of run, and
+    """`python -m lab.bench.view` prints the page's size and time at two lengths of run, and
     how the size grows (bytes are the same on every machine, so its verdict is checked)."""
     done = subprocess.run(
-        [sys.executable, "-m", "lab.bench_view", "--quick"],
+        [sys.executable, "-m", "lab.bench.view", "--quick"],
         cwd=REPO,
         capture_output=True,
         text=True,

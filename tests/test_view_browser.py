@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from lab import view
-from lab.bench_view import long_run
+from lab.bench.view import long_run
 from llm.console import content_text
 from llm.tokens import estimate_message
 from tests.conftest import OfflineComparison

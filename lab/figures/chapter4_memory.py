@@ -1,7 +1,7 @@
 """Chapter 4's figures of its memory against SQLite FTS5, from what the benchmark measured.
 
 A speed is one machine's, so these figures are not measured when the docs are printed:
-`python -m lab.bench_memory --json lab/recorded/bench-memory.json` measures them and
+`python -m lab.bench.memory --json lab/recorded/bench-memory.json` measures them and
 writes them down with the machine, and the figures print that file.  Run the first
 again on another machine, then `python -m lab.figures --update`, and the docs show it.
 """
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lab.bench_memory import RECORDED
+from lab.bench.memory import RECORDED
 from lab.words import word
 
 from .markdown import table
@@ -47,7 +47,7 @@ def measured_by(figures: dict[str, Any], lang: str) -> str:
     run = figures["measured on"]
     parts = [run["system"], f"Python {run['python']}", f"SQLite {run['sqlite']}"]
     where = ("、" if lang == "zh" else ", ").join(parts)
-    command = f"`python -m lab.bench_memory --json {RECORDED.relative_to(RECORDED.parents[2])}`"
+    command = f"`python -m lab.bench.memory --json {RECORDED.relative_to(RECORDED.parents[2])}`"
     if lang == "zh":
         said = f"由 {command} 在 {where} 上测得（{run['date']}）："
         return said + "这是一台机器的数字，运行它就能看到你的机器上的。"

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lab.bench_memory import EXAMPLE_MEMORIES, EXAMPLE_QUERIES
+from lab.bench.memory import EXAMPLE_MEMORIES, EXAMPLE_QUERIES
 from lab.chapters import chapter
 from lab.words import word
 from llm import Message
@@ -159,7 +159,7 @@ def skill_costs(name: str, lang: str = "en") -> str:
 
 
 def bm25_example(lang: str = "en") -> str:
-    """The worked example of `python -m lab.bench_memory --example`, as tables: the memories
+    """The worked example of `python -m lab.bench.memory --example`, as tables: the memories
     and their terms, then for each query every term's share of every memory's score.
 
     A share is `bm25_term(idf, count, length, average)`; the totals are checked against

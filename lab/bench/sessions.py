@@ -1,6 +1,6 @@
 """Benchmarks of chapter 4's session files: how long a resume takes, and what a turn costs.
 
-    python -m lab.bench_sessions [--quick] [--dir DIR]
+    python -m lab.bench.sessions [--quick] [--dir DIR]
 
 A session is loaded once, when it is resumed, and appended to twice a turn (the
 model's reply, then the tool results).  Printed, each with its target:
@@ -194,7 +194,7 @@ def measure_turns(root: Path, turns: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lab.bench_sessions", description=__doc__.split("\n")[0]
+        prog="python -m lab.bench.sessions", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES} only")
     parser.add_argument("--dir", type=Path, help="where to write the sessions (default: temp)")

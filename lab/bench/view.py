@@ -1,6 +1,6 @@
 """Benchmark of the run viewer on long runs: how big the page gets and how long it takes.
 
-    python -m lab.bench_view [--quick]
+    python -m lab.bench.view [--quick]
 
 A live run can go on for hundreds of turns, and every turn's "what was sent" fold shows
 a request that holds the whole conversation so far.  Printed, for one synthetic run of
@@ -94,7 +94,7 @@ def page_cost(record: dict[str, Any], runs: int) -> tuple[int, int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lab.bench_view", description=__doc__.split("\n")[0]
+        prog="python -m lab.bench.view", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--quick", action="store_true", help=f"runs of {QUICK_TURNS} turns, once")
     parser.add_argument("--runs", type=int, default=3, help="writes timed per size (best kept)")

@@ -1,10 +1,10 @@
 """Benchmarks of chapter 4's context window: what keeping a session in the budget costs.
 
-    python -m lab.bench_context [--quick]
+    python -m lab.bench.context [--quick]
 
 The window measures the next request before every model call, so its own time is
 paid at every turn; a model's time is not counted anywhere here.  Printed, each on
-a session of 1,000 realistic messages (`lab.bench_sessions.conversation`):
+a session of 1,000 realistic messages (`lab.bench.sessions.conversation`):
 
 * the harness's time per turn, `fit` and `note_usage` (target: under 1 ms), when the
   request is under the budget and when stage 1 trims old results at every turn, and
@@ -46,7 +46,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from lab.bench_sessions import conversation, fill
+from lab.bench.sessions import conversation, fill
 from llm.cassette import ReplayModel
 from llm.tokens import estimate_request
 from llm.types import Message, Reply, Usage
@@ -189,7 +189,7 @@ def measure_summary(store: SessionStore, repeats: int) -> None:
 
 def measure_loop(root: Path, turns: int) -> None:
     """Chapter 4's `run` resumed on a 1,000-message session: the gaps between model calls."""
-    from lab.bench import TimedModel  # the loop overhead of lab.bench, on chapter 4
+    from lab.bench.basics import TimedModel  # the loop overhead of lab.bench, on chapter 4
     from v4_memory.agent import run
 
     workdir = root / "loop"
@@ -291,7 +291,7 @@ def measure_growth(root: Path, sizes: tuple[int, ...], turns: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lab.bench_context", description=__doc__.split("\n")[0]
+        prog="python -m lab.bench.context", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--quick", action="store_true", help="fewer turns and repeats")
     args = parser.parse_args(argv)

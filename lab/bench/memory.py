@@ -1,10 +1,10 @@
 """Benchmarks for chapter 4's memory: how fast `add` and `search` are, how well search
 recalls, and what the store costs against SQLite FTS5 given the same terms.
 
-    python -m lab.bench_memory                 # 1k, 10k and 100k memories (a few minutes)
-    python -m lab.bench_memory --quick         # 1k (2k for the set-up and costs), for the tests
-    python -m lab.bench_memory --json FILE     # also write every figure to FILE
-    python -m lab.bench_memory --example       # the worked BM25 example of the chapter
+    python -m lab.bench.memory                 # 1k, 10k and 100k memories (a few minutes)
+    python -m lab.bench.memory --quick         # 1k (2k for the set-up and costs), for the tests
+    python -m lab.bench.memory --json FILE     # also write every figure to FILE
+    python -m lab.bench.memory --example       # the worked BM25 example of the chapter
 
 The searchers of `lab/memory_searchers.py` are measured side by side, in the same run,
 with the same memories and queries: the store ("BM25 index"), SQLite FTS5 given the
@@ -57,8 +57,9 @@ from machine import jsonl
 from v4_memory import memory
 from v4_memory.memory import HOME, K1, B, MemoryStore, bm25_term, idf, tokenize
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "memory_bilingual.jsonl"
-RECORDED = Path(__file__).resolve().parent / "recorded" / "bench-memory.json"
+LAB = Path(__file__).resolve().parent.parent
+DATA = LAB.parent / "tests" / "data" / "memory_bilingual.jsonl"
+RECORDED = LAB / "recorded" / "bench-memory.json"
 SEARCH_TARGET = 10e-3  # seconds per search over 10,000 memories
 SPEEDUP_TARGET = 10  # times faster than the naive baseline at 10,000
 RECALL_TARGET = 0.9  # recall@3 per language on the bilingual set
@@ -448,7 +449,7 @@ def machine() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m lab.bench_memory", description=__doc__.split("\n")[0]
+        prog="python -m lab.bench.memory", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
         "--quick", action="store_true", help="1,000 memories (2,000 for the costs), for tests"

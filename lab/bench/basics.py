@@ -1,6 +1,6 @@
 """Benchmarks: start-up, the loop's own cost per turn, the token estimate, and a streamed read.
 
-    python -m lab.bench
+    python -m lab.bench.basics
 
 These numbers matter for a learner's experience; each is printed with its target:
 
@@ -170,7 +170,9 @@ def verdict(value: float, target: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lab.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m lab.bench.basics", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--startup-runs", type=int, default=10)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--loop-runs", type=int, default=20)
