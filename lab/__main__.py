@@ -4,6 +4,8 @@
     python -m lab view RECORDS.json… [-o report.html] [--lang zh]   saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
+    python -m lab quiz 2 [--answers FILE]                           what chapter 2 does, asked
+    python -m lab collect HANDINS [--csv FILE]                      a class's hand-ins, marked
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
@@ -21,7 +23,7 @@ import sys
 from llm.console import fit_streams
 from machine import adopt_orphans
 
-from . import clean, compare, exercises, figures, shape, view
+from . import clean, collect, compare, exercises, figures, quiz, shape, view
 from .tasks import load_task, task_names
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
@@ -87,6 +89,10 @@ def dispatch(argv: list[str]) -> int:
         return figures.main(rest)
     if command == "exercise":
         return exercises.main(rest)
+    if command == "quiz":
+        return quiz.main(rest)
+    if command == "collect":
+        return collect.main(rest)
     if command == "clean":
         return clean.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)

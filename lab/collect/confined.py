@@ -1,0 +1,129 @@
+"""The process that runs a hand-in's exercise check, inside its scratch copy.
+
+    python -m lab.collect.confined SCRATCH -- exercise 1.3 --lang en
+
+`lab.collect` starts it with the scratch copy as its current folder, home and temporary
+folder, and nothing of the teacher's environment but PATH (no keys).  Before the
+hand-in's code is imported, it sets limits (file size, CPU time, memory) and an audit
+hook that refuses, in this process, to write, remove, rename or link anything outside
+SCRATCH, and to start a command anywhere else.  Then it runs `python -m lab` with the
+words after `--`, as a learner would.
+
+The hook sees what Python code does through Python (open, os, shutil, sqlite3,
+subprocess): a guard against a hand-in that writes outside its copy, not a sandbox.
+The commands the chapters' `bash` tool runs, and code that reaches the system another
+way, are held by the limits and the scratch folders only; a teacher who distrusts a
+class runs `collect` as a user of its own or in a container.
+
+Imports the standard library only, until the hook is in place.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+FILE_LIMIT = 64 * 1024 * 1024  # bytes of any one file the check writes
+MEMORY_LIMIT = 4 * 1024 * 1024 * 1024
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+DEVICES = {os.devnull, "/dev/tty", "/dev/stdout", "/dev/stderr"}
+# Audit events that change the file system, and which of their arguments are paths.
+PATH_EVENTS: dict[str, tuple[int, ...]] = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.link": (0, 1),
+    "os.symlink": (1,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.truncate": (0,),
+    "os.utime": (0,),
+    "shutil.rmtree": (0,),
+    "shutil.copyfile": (1,),
+    "shutil.copytree": (1,),
+    "shutil.move": (0, 1),
+    "sqlite3.connect": (0,),
+}
+
+
+def inside(root: Path, path: Any) -> bool:
+    """Whether `path` (str, bytes, PathLike or a file descriptor) ends up inside `root`."""
+    if isinstance(path, int) or path is None:
+        return True  # an open descriptor: what it names was judged when it was opened
+    try:
+        text = os.fsdecode(path)
+    except TypeError:
+        return False
+    if text in DEVICES or text in (":memory:", ""):
+        return True
+    resolved = Path(os.path.realpath(text))
+    return resolved == root or root in resolved.parents
+
+
+def writes(mode: Any, flags: Any) -> bool:
+    """Whether an `open` audit event opens its file for writing."""
+    if isinstance(mode, str) and any(letter in mode for letter in "wax+"):
+        return True
+    return isinstance(flags, int) and flags & WRITE_FLAGS != 0
+
+
+def guard(root: Path):  # noqa: ANN201 - an audit hook
+    """The audit hook: refuse what would change the file system outside `root`."""
+
+    def refuse(event: str, path: Any) -> None:
+        raise PermissionError(f"{event} {path!r}: outside the hand-in's scratch copy, refused")
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open":
+            path, mode, flags = args
+            if writes(mode, flags) and not inside(root, path):
+                refuse(event, path)
+        elif event in PATH_EVENTS:
+            for at in PATH_EVENTS[event]:
+                if at < len(args) and not inside(root, args[at]):
+                    refuse(event, args[at])
+        elif event == "subprocess.Popen":
+            cwd = args[2]
+            if cwd is not None and not inside(root, cwd):
+                refuse(event, cwd)
+        elif event in ("os.system", "os.exec", "os.posix_spawn", "os.spawn") and not inside(
+            root, os.getcwd()
+        ):
+            refuse(event, os.getcwd())
+
+    return hook
+
+
+def limit() -> None:
+    """Caps that hold the check's commands too: what one file may grow to, and memory."""
+    try:
+        import resource
+    except ImportError:  # Windows: the timeout of lab.collect is the only bound
+        return
+    for which, value in ((resource.RLIMIT_FSIZE, FILE_LIMIT), (resource.RLIMIT_AS, MEMORY_LIMIT)):
+        soft, hard = resource.getrlimit(which)
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (cap, hard))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[1] != "--":
+        print("usage: python -m lab.collect.confined SCRATCH -- WORDS…", file=sys.stderr)
+        return 2
+    root = Path(os.path.realpath(argv[0]))
+    limit()
+    sys.addaudithook(guard(root))
+    sys.argv = ["lab", *argv[2:]]
+    try:
+        runpy.run_module("lab", run_name="__main__", alter_sys=True)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,187 @@
+"""What a student hands in after each session, and how it is copied into a scratch folder.
+
+    HANDINS/                 the folder the teacher collects into
+      alice/                 one folder per student
+        session2/            one per session, 1 to 5 (session N is chapter N - 1)
+          v1_tool_loop/      the chapter's folder as the student left it: its .py files
+          1.2.txt            the answer exercise 1.2 names on the command line (FILE:LINE)
+          1.4.jsonl          the file an exercise asks for, named after the exercise
+          1.5.jsonl
+          quiz1.txt          `python -m lab quiz 1 --save quiz1.txt`
+
+Only these are taken: the `.py` files of the session's chapter folder (not its demo,
+which stays the course's), the files of `HANDED_FILES` and the quiz's answers.  They
+are copied byte by byte, each opened without following links, into a fresh scratch
+folder; a symbolic link, a special file or a file over `MAX_FILE` is left out and named
+in the notes, so a hand-in cannot point the checks at the teacher's files, and a file
+missing costs only the checks that need it.
+
+Imports `lab.chapters` and `lab.exercises` (which exercises a chapter checks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab.chapters import REPO, chapters
+from lab.exercises import EXERCISES
+
+SESSIONS = (1, 2, 3, 4, 5)
+# The exercises whose check is given something the student wrote, and the file that holds
+# it: a cassette (`python -m lab exercise 1.5 FILE`), or the words to give the check (1.2).
+HANDED_FILES = {"0.1": "0.1.jsonl", "1.2": "1.2.txt", "1.4": "1.4.jsonl", "1.5": "1.5.jsonl"}
+HANDED_FILES |= {"2.2": "2.2.jsonl", "3.4": "3.4.jsonl"}
+MAX_FILE = 1024 * 1024  # bytes: a chapter file or a cassette is far smaller
+MAX_HANDIN = 16 * 1024 * 1024  # bytes of one session's hand-in in all
+# What of the course each scratch copy holds: the packages the checks import and run,
+# and the data the checks read.
+COURSE_PARTS = ("llm", "machine", "lab", "tests/data")
+
+
+@dataclass
+class Handin:
+    """One student's hand-in of one session, copied: where it lies, and what was left out."""
+
+    student: str
+    session: int
+    root: Path  # the scratch folder: course/, handin/, home/, tmp/
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def course(self) -> Path:
+        return self.root / "course"
+
+    @property
+    def files(self) -> Path:
+        return self.root / "handin"
+
+
+def chapter_of(session: int) -> str:
+    """The chapter package a session is about: session 1 is chapter 0's, and so on."""
+    return chapters()[session - 1]
+
+
+def checked_exercises(session: int) -> list[str]:
+    """The exercises of the session's chapter that a program checks, in order."""
+    prefix = f"{session - 1}."
+    return [n for n, e in EXERCISES.items() if n.startswith(prefix) and e.check is not None]
+
+
+def quiz_file(session: int) -> str:
+    return f"quiz{session - 1}.txt"
+
+
+def students(handins: Path) -> tuple[list[Path], list[str]]:
+    """The students' folders, by name, and a note for each entry that is not one."""
+    folders, notes = [], []
+    for entry in sorted(os.scandir(handins), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            notes.append(f"{entry.name}: not a folder of its own (a link or a file), left out")
+            continue
+        folders.append(Path(entry.path))
+    return folders, notes
+
+
+def sessions_of(student: Path, only: int | None) -> list[int]:
+    """The sessions the student's folder holds a real folder for (or `only`, if asked)."""
+    wanted = [only] if only else list(SESSIONS)
+    found = []
+    for session in wanted:
+        folder = student / f"session{session}"
+        if only or (folder.is_dir() and not folder.is_symlink()):
+            found.append(session)
+    return found
+
+
+def copy_regular(source: Path, target: Path, budget: list[int]) -> str | None:
+    """Copy one regular file without following a link; the reason it was not, if not."""
+    try:
+        fd = os.open(
+            source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    with os.fdopen(fd, "rb") as file:
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode):
+            return "not a regular file"
+        if found.st_size > MAX_FILE or found.st_size > budget[0]:
+            return f"over {MAX_FILE // 1024} KiB, or over what the hand-in may hold in all"
+        data = file.read(MAX_FILE + 1)
+    if len(data) > MAX_FILE:
+        return f"over {MAX_FILE // 1024} KiB"
+    budget[0] -= len(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return None
+
+
+def copy_chapter(source: Path, target: Path, shown: str, budget: list[int]) -> list[str]:
+    """The chapter folder's .py files, at any depth but its demo; notes on what was left out."""
+    notes = []
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        name = f"{shown}/{entry.name}"
+        if entry.is_symlink():
+            notes.append(f"{name}: a symbolic link, left out")
+        elif entry.is_dir(follow_symlinks=False):
+            if entry.name not in ("demo", "__pycache__"):
+                notes += copy_chapter(Path(entry.path), target / entry.name, name, budget)
+        elif entry.name.endswith(".py"):
+            problem = copy_regular(Path(entry.path), target / entry.name, budget)
+            if problem:
+                notes.append(f"{name}: {problem}, left out")
+    return notes
+
+
+def copy_course(target: Path) -> None:
+    """The course as the teacher has it: chapters, packages, data, no caches."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in (*chapters(), *COURSE_PARTS):
+        shutil.copytree(REPO / part, target / part, ignore=ignore, symlinks=True)
+
+
+def take_in(folder: Path, handin: Handin) -> None:
+    """Copy what the session's hand-in may hold from `folder` into the scratch copy."""
+    chapter = chapter_of(handin.session)
+    budget = [MAX_HANDIN]
+    wanted = {quiz_file(handin.session)}
+    wanted |= {HANDED_FILES[n] for n in checked_exercises(handin.session) if n in HANDED_FILES}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_symlink():
+            handin.notes.append(f"{entry.name}: a symbolic link, left out")
+        elif entry.name == chapter and entry.is_dir(follow_symlinks=False):
+            handin.notes += copy_chapter(Path(entry.path), handin.course / chapter, chapter, budget)
+        elif entry.name in wanted:
+            problem = copy_regular(Path(entry.path), handin.files / entry.name, budget)
+            if problem:
+                handin.notes.append(f"{entry.name}: {problem}, left out")
+        else:
+            handin.notes.append(f"{entry.name}: not part of a session {handin.session} hand-in")
+
+
+@contextlib.contextmanager
+def scratch_copy(student: Path, session: int) -> Iterator[Handin]:
+    """A fresh scratch folder holding the course and this hand-in; removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="lab-collect-"))  # mode 0700: the teacher's alone
+    try:
+        handin = Handin(student.name, session, root)
+        for name in ("handin", "home", "tmp"):
+            (root / name).mkdir()
+        copy_course(handin.course)
+        folder = student / f"session{session}"
+        if folder.is_symlink() or not folder.is_dir():
+            handin.notes.append(f"session{session}: no such folder")
+        else:
+            take_in(folder, handin)
+        yield handin
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
