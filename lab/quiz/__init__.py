@@ -73,8 +73,11 @@ def marked(chapter: int, marks: list[Mark], lang: str) -> str:
             WORDS["right"](lang) if item.correct else WORDS["wrong"](lang).format(item.right.answer)
         )
         mark_sign = "✓" if item.correct else "✗"
-        lines.append(f"{mark_sign} {item.number}. {WORDS['answer'](lang)}: {given} — {verdict}")
-        lines.append(f"   {WORDS['why'](lang)}: {item.right.why(lang)}")
+        colon = "：" if lang == "zh" else ": "
+        lines.append(
+            f"{mark_sign} {item.number}. {WORDS['answer'](lang)}{colon}{given} — {verdict}"
+        )
+        lines.append(f"   {WORDS['why'](lang)}{colon}{item.right.why(lang)}")
     right = sum(item.correct for item in marks)
     if lang == "zh":
         lines.append(WORDS["score"](lang).format(chapter, len(marks), right))

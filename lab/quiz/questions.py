@@ -285,14 +285,13 @@ V3_RUN = "python -m v3_subagents --demo"
 
 def v3_children() -> Right:
     children = demo(V3).result.children
-    kinds = ", ".join(child.agent_type for child in children)
+    kinds = [child.agent_type for child in children]
+    count, en, zh = len(children), ", ".join(kinds), "、".join(kinds)
     return Right(
-        str(len(children)),
+        str(count),
         Said(
-            f"{len(children)} `task` calls, so {len(children)} children ({kinds}), each with a "
-            "fresh conversation",
-            f"{len(children)} 次 `task` 调用，也就是 {len(children)} 个子智能体（{kinds}），"
-            "每个都从一段全新的对话开始",
+            f"{count} `task` calls, so {count} children ({en}), each with a fresh conversation",
+            f"{count} 次 `task` 调用，也就是 {count} 个子智能体（{zh}），各自从全新的对话开始",
         ),
     )
 
