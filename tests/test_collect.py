@@ -1,0 +1,254 @@
+"""`python -m lab collect HANDINS`: each student's checks run in a scratch copy and the
+quiz is marked; the table says what was done, and a hostile hand-in reaches nothing of
+the teacher's (links left out, writes outside its copy refused, the hand-ins unchanged)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lab.collect.handins import HANDED_FILES, checked_exercises
+from lab.exercises import EXERCISES
+from lab.exercises.check import ExerciseInputError
+from tests.solutions import apply_diff, builds_on_the_solutions, read_solutions
+from tests.test_quiz import EXPECTED
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Code a hostile student adds to chapter 1's tools: it tries, says on one line what became
+# of each try, and stops the check.
+HOSTILE = """
+import os as _os, pathlib as _pathlib, subprocess as _subprocess
+_VICTIM = {victim!r}
+_SAID = []
+for _name, _try in [
+    ("write", lambda: _pathlib.Path(_VICTIM, "pwned.txt").write_text("x")),
+    ("remove", lambda: _os.remove(_os.path.join(_VICTIM, "precious.txt"))),
+    ("rename", lambda: _os.rename(_os.path.join(_VICTIM, "precious.txt"), "stolen.txt")),
+    ("command", lambda: _subprocess.run(["touch", "pwned-by-command"], cwd=_VICTIM)),
+    ("relative", lambda: open("../../../../../../.." + _VICTIM + "/up.txt", "w")),
+]:
+    try:
+        _try()
+        _SAID.append(f"HOSTILE {{_name}} got through")
+    except PermissionError:
+        _SAID.append(f"HOSTILE {{_name}} refused")
+print(" ".join(_SAID))
+raise SystemExit(3)
+"""
+
+TRIES = ["write", "remove", "rename", "command", "relative"]
+
+
+def tree(folder: Path) -> dict[str, str]:
+    """Every entry under `folder`: a file's digest, a link's target, a folder's mark."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if path.is_symlink():
+            found[name] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[name] = "dir" if path.is_dir() else "special"
+    return found
+
+
+def solved_chapter_1(folder: Path) -> Path:
+    """Chapter 1's folder with the worked solutions of exercises 1.3 and 1.6 applied."""
+    shutil.copytree(REPO / "v1_tool_loop", folder / "v1_tool_loop")
+    solutions = read_solutions()
+    for number in ("1.3", "1.6"):
+        for block in solutions[number].blocks:
+            if block.kind == "diff":
+                apply_diff(folder, block.text, f"solution {number}")
+    return folder / "v1_tool_loop"
+
+
+def refusal_line() -> str:
+    text = (REPO / "llm" / "cassette.py").read_text(encoding="utf-8").splitlines()
+    line = next(n for n, t in enumerate(text, 1) if "a replay never invents one" in t)
+    return f"llm/cassette.py:{line}\n"
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One collect over three students' session 2 (chapter 1), and a fourth that is a link."""
+    root = tmp_path_factory.mktemp("collect")
+    handins, victim = root / "handins", root / "teacher"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("the teacher's", encoding="utf-8")
+
+    ada = handins / "ada" / "session2"  # the exercises done as the solutions do them
+    ada.mkdir(parents=True)
+    shutil.move(solved_chapter_1(root / "ada-work"), ada / "v1_tool_loop")
+    door = next(b for b in read_solutions()["1.5"].blocks if b.kind == "jsonl")
+    (ada / "1.5.jsonl").write_text(door.text, encoding="utf-8")
+    (ada / "1.2.txt").write_text(refusal_line(), encoding="utf-8")
+    (ada / "quiz1.txt").write_text(
+        "".join(f"{n}: {a}\n" for n, a in enumerate(EXPECTED[1], 1)), encoding="utf-8"
+    )
+    (ada / "notes.md").write_text("what I learned", encoding="utf-8")
+
+    bob = handins / "bob" / "session2"  # the course as it is, a quiz half wrong, a bad line
+    bob.mkdir(parents=True)
+    shutil.copytree(REPO / "v1_tool_loop", bob / "v1_tool_loop")
+    (bob / "quiz1.txt").write_text("1: 5\n2: 4 or 5\n3: 4\n", encoding="utf-8")
+    (bob / "1.2.txt").write_text("--lang zh\n", encoding="utf-8")
+
+    mallory = handins / "mallory" / "session2"  # hostile in every way the layout allows
+    mallory.mkdir(parents=True)
+    shutil.copytree(REPO / "v1_tool_loop", mallory / "v1_tool_loop")
+    tools = mallory / "v1_tool_loop" / "tools.py"
+    tools.write_text(tools.read_text() + HOSTILE.format(victim=str(victim)), encoding="utf-8")
+    (mallory / "v1_tool_loop" / "secrets.py").symlink_to(victim / "precious.txt")
+    (mallory / "v1_tool_loop" / "teacher").symlink_to(victim)
+    (mallory / "1.5.jsonl").symlink_to(ada / "1.5.jsonl")
+    (mallory / "1.2.txt").write_bytes(b"llm/cassette.py:1\n" + b"#" * 2_000_000)
+    os.mkfifo(mallory / "1.4.jsonl")  # a read that never ends, were it opened blocking
+    (mallory / "quiz1.txt").write_text("1: 5\n1: 4\n", encoding="utf-8")
+    (handins / "eve").symlink_to(handins / "ada")  # someone else's work, by a link
+
+    before = tree(handins)
+    out_csv, out_json = root / "marks.csv", root / "marks.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--csv", str(out_csv),
+         "--json", str(out_json), "--lang", "en"],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    return {
+        "done": done, "before": before, "after": tree(handins), "victim": victim,
+        "csv": out_csv, "json": out_json,
+    }  # fmt: skip
+
+
+def rows_of(collected: dict, student: str) -> dict[str, dict]:
+    rows = json.loads(collected["json"].read_text(encoding="utf-8"))
+    return {r["item"]: r for r in rows if r["student"] == student and r["item"] != "note"}
+
+
+def notes_of(collected: dict, student: str) -> list[str]:
+    rows = json.loads(collected["json"].read_text(encoding="utf-8"))
+    return [r["detail"] for r in rows if r["student"] == student and r["item"] == "note"]
+
+
+def test_the_handed_files_are_those_the_checks_ask_for() -> None:
+    for number in HANDED_FILES:
+        assert EXERCISES[number].check is not None
+        with pytest.raises(ExerciseInputError):
+            EXERCISES[number].check([])  # no file named: the check says it needs one
+    assert checked_exercises(2) == ["1.2", "1.3", "1.4", "1.5", "1.6"]
+
+
+@builds_on_the_solutions()
+def test_work_done_as_the_solutions_do_it_is_marked_done(collected: dict) -> None:
+    assert collected["done"].returncode == 0, collected["done"].stderr
+    ada = rows_of(collected, "ada")
+    assert {n: ada[n]["result"] for n in ("1.2", "1.3", "1.5", "1.6")} == dict.fromkeys(
+        ("1.2", "1.3", "1.5", "1.6"), "done"
+    )
+    assert ada["1.4"]["result"] == "missing" and ada["1.4"]["detail"] == "1.4.jsonl"
+    assert ada["quiz 1"]["result"] == "5/5"
+    assert notes_of(collected, "ada") == ["notes.md: not part of a session 2 hand-in"]
+
+
+def test_the_course_as_it_is_is_not_done_and_a_half_wrong_quiz_is_marked(collected: dict) -> None:
+    bob = rows_of(collected, "bob")
+    assert bob["1.3"]["result"] == "not done" and "list_dir" in bob["1.3"]["detail"]
+    assert bob["1.6"]["result"] == "not done"
+    assert bob["1.5"]["result"] == "missing"
+    assert bob["1.2"]["result"] == "refused"  # an option, not an answer, is not passed on
+    assert bob["quiz 1"]["result"] == "2/5" and bob["quiz 1"]["detail"] == "✗ 2, 4, 5"
+
+
+def test_a_hostile_handin_reaches_nothing_of_the_teachers(collected: dict) -> None:
+    victim = collected["victim"]
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+    assert (victim / "precious.txt").read_text(encoding="utf-8") == "the teacher's"
+    assert collected["after"] == collected["before"], "the hand-ins folder was changed"
+    mallory = rows_of(collected, "mallory")
+    for number in ("1.3", "1.6"):  # the checks that ran: the code stopped each, and said
+        assert mallory[number]["result"] == "error"
+        tries = re.findall(r"HOSTILE (\w+) (refused|got through)", mallory[number]["detail"])
+        assert tries == [(name, "refused") for name in TRIES], mallory[number]["detail"]
+    for number in ("1.2", "1.4", "1.5"):
+        assert mallory[number]["result"] == "missing", number
+    assert mallory["quiz 1"]["result"] == "refused"
+    assert "question 1 is answered twice" in mallory["quiz 1"]["detail"]
+    notes = " | ".join(notes_of(collected, "mallory"))
+    for left_out in (
+        "v1_tool_loop/secrets.py: a symbolic link",
+        "v1_tool_loop/teacher: a symbolic link",
+        "1.5.jsonl: a symbolic link",
+        "1.2.txt: over 1024 KiB",
+        "1.4.jsonl: not a regular file",
+    ):
+        assert left_out in notes
+
+
+def test_every_write_the_hostile_code_tried_was_refused(tmp_path: Path) -> None:
+    """The same code, run by the confined runner directly, says what became of each try."""
+    victim = tmp_path / "teacher"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x", encoding="utf-8")
+    scratch = tmp_path / "scratch"
+    (scratch / "course").mkdir(parents=True)
+    (scratch / "course" / "hostile.py").write_text(HOSTILE.format(victim=str(victim)))
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from lab.collect.confined import guard; "
+         f"sys.addaudithook(guard(__import__('pathlib').Path({str(scratch)!r}).resolve())); "
+         "import hostile"],
+        cwd=scratch / "course", env=os.environ | {"PYTHONPATH": f"{REPO}{os.pathsep}."},
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    tries = re.findall(r"HOSTILE (\w+) (refused|got through)", done.stdout)
+    assert tries == [(name, "refused") for name in TRIES], done.stdout + done.stderr
+    assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
+
+
+def test_the_tables_and_files_say_the_same(collected: dict) -> None:
+    out = collected["done"].stdout
+    assert "note: eve: not a folder of its own (a link or a file), left out" in out
+    assert "## eve" not in out
+    for student in ("ada", "bob", "mallory"):
+        assert f"## {student}" in out
+    summary = out.split("## student\n", 1)[1].splitlines()
+    assert summary[0].split() == [
+        "student",
+        "exercises",
+        "done",
+        "quiz",
+        "answers",
+        "right",
+        "missing,",
+        "refused,",
+        "errors",
+    ]
+    assert summary[2].split() == ["bob", "0/5", "2/5", "3"]
+    assert summary[3].split() == ["mallory", "0/5", "0/5", "6"]
+    with collected["csv"].open(encoding="utf-8", newline="") as file:
+        from_csv = list(csv.DictReader(file))
+    from_json = json.loads(collected["json"].read_text(encoding="utf-8"))
+    assert from_csv == [row | {"session": str(row["session"])} for row in from_json]
+    assert {r["student"] for r in from_csv} == {"ada", "bob", "mallory"}
+
+
+def test_a_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(tmp_path / "absent"), "--lang", "en"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.strip()
+        == f"error: no folder {tmp_path / 'absent'}: name the folder that holds the hand-ins"
+    )
