@@ -53,10 +53,10 @@ RESULTS = {
     "not done": Said("not done", "未完成"),
     "missing": Said("missing", "缺失"),
     "error": Said("error", "出错"),
-    "timeout": Said("timed out", "超时"),
+    "timed out": Said("timed out", "超时"),
     "refused": Said("refused", "拒收"),
 }
-PROBLEMS = ("missing", "error", "timeout", "refused")
+PROBLEMS = ("missing", "error", "timed out", "refused")
 
 
 def collect_handin(student: Path, session: int, lang: str, timeout: float) -> list[Row]:

@@ -30,7 +30,7 @@ PASSED_ON = ("PATH", "SYSTEMROOT", "COMSPEC", "PATHEXT")  # what a command needs
 class Row:
     """One line of a student's table: an exercise check or the quiz, and what came of it.
 
-    `result` is one of done, not done, missing, error, timeout, refused (a file that
+    `result` is one of done, not done, missing, error, timed out, refused (a file that
     cannot be marked) or, for the quiz, `right/asked`.
     """
 
@@ -102,7 +102,7 @@ def run_check(handin: Handin, number: str, lang: str, timeout: float) -> Row:
         except subprocess.TimeoutExpired:
             stop_tree(process)
             process.wait()
-            return Row(handin.student, handin.session, number, "timeout", f"over {timeout:g} s")
+            return Row(handin.student, handin.session, number, "timed out", f"over {timeout:g} s")
         finally:
             stop_tree(process)  # what the check started and left running
     result = {0: "done", 1: "not done"}.get(code, "error")
