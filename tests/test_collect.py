@@ -252,3 +252,26 @@ def test_a_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
         done.stderr.strip()
         == f"error: no folder {tmp_path / 'absent'}: name the folder that holds the hand-ins"
     )
+
+
+def test_a_session_not_handed_in_is_one_missing_row_in_chinese_too(tmp_path: Path) -> None:
+    handins = tmp_path / "handins"
+    (handins / "li").mkdir(parents=True)
+    (handins / "\x1b[2Jeve").mkdir()  # a name that would clear the teacher's screen
+    (handins / "wang").symlink_to(handins / "li")
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--session", "3", "--lang", "zh",
+         "--json", str(tmp_path / "marks.json")],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "说明：wang：不是文件夹（是链接或文件），未收" in done.stdout
+    assert "\x1b" not in done.stdout and "## ?[2Jeve" in done.stdout
+    assert "session3/  缺失" in done.stdout
+    rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
+    assert [(r["student"], r["item"], r["result"]) for r in rows] == [
+        ("?[2Jeve", "session3/", "missing"),
+        ("li", "session3/", "missing"),
+    ]
+    summary = done.stdout.split("## 学生\n", 1)[1].splitlines()
+    assert summary[2].split() == ["li", "0/0", "0/0", "1"]

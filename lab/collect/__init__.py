@@ -25,12 +25,20 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from lab.exercises import learner_lang
+from lab.exercises import EXERCISES, learner_lang
 from lab.exercises.check import LANGS, Said
 from lab.quiz.questions import QUIZZES
 
 from .checks import Row, mark_quiz, run_check
-from .handins import SESSIONS, checked_exercises, scratch_copy, sessions_of, students
+from .handins import (
+    SESSIONS,
+    checked_exercises,
+    has_session,
+    printable,
+    scratch_copy,
+    sessions_of,
+    students,
+)
 
 TIMEOUT = 300.0  # seconds one check may take: the slowest run a chapter for a minute
 
@@ -61,8 +69,11 @@ PROBLEMS = ("missing", "error", "timed out", "refused")
 
 def collect_handin(student: Path, session: int, lang: str, timeout: float) -> list[Row]:
     """The rows of one hand-in: its notes, each exercise check, then the quiz."""
+    name = printable(student.name)
+    if not has_session(student, session):
+        return [Row(name, session, f"session{session}/", "missing", f"session{session}/")]
     with scratch_copy(student, session) as handin:
-        rows = [Row(student.name, session, "note", "note", note) for note in handin.notes]
+        rows = [Row(name, session, "note", "note", note(lang)) for note in handin.notes]
         rows += [run_check(handin, n, lang, timeout) for n in checked_exercises(session)]
         rows.append(mark_quiz(handin, lang))
     return rows
@@ -98,7 +109,7 @@ def summary(rows: list[Row], names: list[str], lang: str) -> str:
     cells = []
     for name in names:
         own = [r for r in rows if r.student == name and r.item != "note"]
-        exercises = [r for r in own if not r.item.startswith("quiz")]
+        exercises = [r for r in own if r.item in EXERCISES]
         done = sum(r.result == "done" for r in exercises)
         right = asked = 0
         for r in own:
@@ -144,7 +155,8 @@ def main(argv: list[str]) -> int:
         return 2
     folders, notes = students(options.handins)
     for note in notes:
-        print(f"{WORDS['note'](lang)}: {note}")
+        colon = "：" if lang == "zh" else ": "
+        print(f"{WORDS['note'](lang)}{colon}{note(lang)}")
     if not folders:
         print(f"error: {WORDS['no students'](lang).format(options.handins)}", file=sys.stderr)
         return 2
@@ -153,8 +165,9 @@ def main(argv: list[str]) -> int:
         own: list[Row] = []
         for session in sessions_of(student, options.session):
             own += collect_handin(student, session, lang, options.timeout)
-        print(f"\n## {student.name}\n{student_table(own, lang)}", flush=True)
+        print(f"\n## {printable(student.name)}\n{student_table(own, lang)}", flush=True)
         rows += own
-    print(f"\n## {WORDS['student'](lang)}\n{summary(rows, [f.name for f in folders], lang)}")
+    names = [printable(folder.name) for folder in folders]
+    print(f"\n## {WORDS['student'](lang)}\n{summary(rows, names, lang)}")
     write_rows(rows, options.csv, options.json)
     return 0

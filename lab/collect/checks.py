@@ -20,7 +20,7 @@ from pathlib import Path
 from lab.quiz.marking import AnswersError, mark, read_answers
 from machine.processes import own_group, stop_tree
 
-from .handins import HANDED_FILES, Handin, quiz_file
+from .handins import HANDED_FILES, Handin, printable, quiz_file
 
 OUTPUT_KEPT = 2_000  # characters of a check's output kept for the detail column
 PASSED_ON = ("PATH", "SYSTEMROOT", "COMSPEC", "PATHEXT")  # what a command needs to be found
@@ -67,7 +67,7 @@ def verdict_line(path: Path, number: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     starts = [i for i, line in enumerate(lines) if line.startswith((f"{number} ", "error:"))]
     at = starts[-1] if starts else 0
-    return " ".join(lines[at : at + 2])
+    return printable(" ".join(lines[at : at + 2]))
 
 
 def first_word(path: Path) -> str:

@@ -26,12 +26,14 @@ import os
 import shutil
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.chapters import REPO, chapters
 from lab.exercises import EXERCISES
+from lab.exercises.check import Said
 
 SESSIONS = (1, 2, 3, 4, 5)
 # The exercises whose check is given something the student wrote, and the file that holds
@@ -52,7 +54,7 @@ class Handin:
     student: str
     session: int
     root: Path  # the scratch folder: course/, handin/, home/, tmp/
-    notes: list[str] = field(default_factory=list)
+    notes: list[Said] = field(default_factory=list)
 
     @property
     def course(self) -> Path:
@@ -61,6 +63,27 @@ class Handin:
     @property
     def files(self) -> Path:
         return self.root / "handin"
+
+
+LINK = Said("a symbolic link", "是符号链接")
+SPECIAL = Said("not a regular file", "不是普通文件")
+TOO_BIG = Said(
+    f"over {MAX_FILE // 1024} KiB, or over what the hand-in may hold in all",
+    f"超过 {MAX_FILE // 1024} KiB，或超出整份作业的上限",
+)
+UNREADABLE = Said("cannot be read", "读不了")
+NOT_A_FOLDER = Said("not a folder of its own (a link or a file)", "不是文件夹（是链接或文件）")
+
+
+def left_out(name: str, why: Said) -> Said:
+    """A note of the table: a file not taken into the copy, and why."""
+    return Said(f"{name}: {why.en}, left out", f"{name}：{why.zh}，未收")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as `?`: a folder's or a file's name, or a
+    check's output, cannot move the teacher's cursor or colour the terminal."""
+    return "".join("?" if unicodedata.category(c).startswith("C") else c for c in text)
 
 
 def chapter_of(session: int) -> str:
@@ -78,14 +101,15 @@ def quiz_file(session: int) -> str:
     return f"quiz{session - 1}.txt"
 
 
-def students(handins: Path) -> tuple[list[Path], list[str]]:
+def students(handins: Path) -> tuple[list[Path], list[Said]]:
     """The students' folders, by name, and a note for each entry that is not one."""
     folders, notes = [], []
     for entry in sorted(os.scandir(handins), key=lambda e: e.name):
         if entry.name.startswith("."):
             continue
         if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
-            notes.append(f"{entry.name}: not a folder of its own (a link or a file), left out")
+            why = Said("not a folder of its own (a link or a file)", "不是文件夹（是链接或文件）")
+            notes.append(left_out(printable(entry.name), why))
             continue
         folders.append(Path(entry.path))
     return folders, notes
@@ -93,52 +117,48 @@ def students(handins: Path) -> tuple[list[Path], list[str]]:
 
 def sessions_of(student: Path, only: int | None) -> list[int]:
     """The sessions the student's folder holds a real folder for (or `only`, if asked)."""
-    wanted = [only] if only else list(SESSIONS)
-    found = []
-    for session in wanted:
-        folder = student / f"session{session}"
-        if only or (folder.is_dir() and not folder.is_symlink()):
-            found.append(session)
-    return found
+    if only:
+        return [only]
+    return [session for session in SESSIONS if has_session(student, session)]
 
 
-def copy_regular(source: Path, target: Path, budget: list[int]) -> str | None:
+def copy_regular(source: Path, target: Path, budget: list[int]) -> Said | None:
     """Copy one regular file without following a link; the reason it was not, if not."""
     try:
         fd = os.open(
             source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         )
-    except OSError as error:
-        return f"cannot be read ({error.strerror})"
+    except OSError:
+        return UNREADABLE
     with os.fdopen(fd, "rb") as file:
         found = os.fstat(file.fileno())
         if not stat.S_ISREG(found.st_mode):
-            return "not a regular file"
+            return SPECIAL
         if found.st_size > MAX_FILE or found.st_size > budget[0]:
-            return f"over {MAX_FILE // 1024} KiB, or over what the hand-in may hold in all"
+            return TOO_BIG
         data = file.read(MAX_FILE + 1)
     if len(data) > MAX_FILE:
-        return f"over {MAX_FILE // 1024} KiB"
+        return TOO_BIG
     budget[0] -= len(data)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return None
 
 
-def copy_chapter(source: Path, target: Path, shown: str, budget: list[int]) -> list[str]:
+def copy_chapter(source: Path, target: Path, shown: str, budget: list[int]) -> list[Said]:
     """The chapter folder's .py files, at any depth but its demo; notes on what was left out."""
-    notes = []
+    notes: list[Said] = []
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
-        name = f"{shown}/{entry.name}"
+        name = f"{shown}/{printable(entry.name)}"
         if entry.is_symlink():
-            notes.append(f"{name}: a symbolic link, left out")
+            notes.append(left_out(name, LINK))
         elif entry.is_dir(follow_symlinks=False):
             if entry.name not in ("demo", "__pycache__"):
                 notes += copy_chapter(Path(entry.path), target / entry.name, name, budget)
         elif entry.name.endswith(".py"):
             problem = copy_regular(Path(entry.path), target / entry.name, budget)
             if problem:
-                notes.append(f"{name}: {problem}, left out")
+                notes.append(left_out(name, problem))
     return notes
 
 
@@ -156,16 +176,33 @@ def take_in(folder: Path, handin: Handin) -> None:
     wanted = {quiz_file(handin.session)}
     wanted |= {HANDED_FILES[n] for n in checked_exercises(handin.session) if n in HANDED_FILES}
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        name = printable(entry.name)
         if entry.is_symlink():
-            handin.notes.append(f"{entry.name}: a symbolic link, left out")
+            handin.notes.append(left_out(name, LINK))
         elif entry.name == chapter and entry.is_dir(follow_symlinks=False):
             handin.notes += copy_chapter(Path(entry.path), handin.course / chapter, chapter, budget)
         elif entry.name in wanted:
             problem = copy_regular(Path(entry.path), handin.files / entry.name, budget)
             if problem:
-                handin.notes.append(f"{entry.name}: {problem}, left out")
+                handin.notes.append(left_out(name, problem))
         else:
-            handin.notes.append(f"{entry.name}: not part of a session {handin.session} hand-in")
+            session = handin.session
+            handin.notes.append(
+                Said(
+                    f"{name}: not part of a session {session} hand-in",
+                    f"{name}：不属于第 {session} 次课的作业",
+                )  # fmt: skip
+            )
+
+
+def handed_in(student: Path, session: int) -> Path:
+    return student / f"session{session}"
+
+
+def has_session(student: Path, session: int) -> bool:
+    """Whether the student handed session `session` in: a real folder, not a link."""
+    folder = handed_in(student, session)
+    return folder.is_dir() and not folder.is_symlink()
 
 
 @contextlib.contextmanager
@@ -173,15 +210,11 @@ def scratch_copy(student: Path, session: int) -> Iterator[Handin]:
     """A fresh scratch folder holding the course and this hand-in; removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="lab-collect-"))  # mode 0700: the teacher's alone
     try:
-        handin = Handin(student.name, session, root)
+        handin = Handin(printable(student.name), session, root)
         for name in ("handin", "home", "tmp"):
             (root / name).mkdir()
         copy_course(handin.course)
-        folder = student / f"session{session}"
-        if folder.is_symlink() or not folder.is_dir():
-            handin.notes.append(f"session{session}: no such folder")
-        else:
-            take_in(folder, handin)
+        take_in(handed_in(student, session), handin)
         yield handin
     finally:
         shutil.rmtree(root, ignore_errors=True)
