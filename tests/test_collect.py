@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from lab.collect.handins import HANDED_FILES, checked_exercises
+from lab.collect.handins import (
+    COURSE_FILES,
+    HANDED_FILES,
+    chapter_of,
+    checked_exercises,
+    scratch_copy,
+)
 from lab.exercises import EXERCISES
 from lab.exercises.check import ExerciseInputError
 from tests.solutions import apply_diff, builds_on_the_solutions, read_solutions
@@ -275,3 +281,41 @@ def test_a_session_not_handed_in_is_one_missing_row_in_chinese_too(tmp_path: Pat
     ]
     summary = done.stdout.split("## 学生\n", 1)[1].splitlines()
     assert summary[2].split() == ["li", "0/0", "0/0", "1"]
+
+
+def test_the_files_a_solution_changes_are_the_ones_a_handin_may_hold() -> None:
+    """Every file a worked solution's diff changes is taken from a hand-in: in the chapter's
+    folder, or in COURSE_FILES; the course's tests a learner updates are not run by checks."""
+    for number, solution in read_solutions().items():
+        if EXERCISES[number].check is None:
+            continue
+        session = int(number.split(".")[0]) + 1
+        for block in solution.blocks:
+            for path in re.findall(r"^--- a/(\S+)", block.text, re.M):
+                taken = path.startswith(chapter_of(session) + "/") or path in COURSE_FILES.get(
+                    session, ()
+                )
+                assert taken or re.fullmatch(r"tests/test_\w+\.py", path), (number, path)
+
+
+def test_a_session_runs_on_the_students_code_of_the_sessions_before(tmp_path: Path) -> None:
+    student = tmp_path / "ada"
+    for session, chapter in ((1, "v0_react_text"), (2, "v1_tool_loop"), (5, "v4_memory")):
+        shutil.copytree(REPO / chapter, student / f"session{session}" / chapter)
+    marked = "# ada's own\n"
+    for path in ("session1/v0_react_text/parser.py", "session2/v1_tool_loop/tools.py"):
+        (student / path).write_text(marked + (student / path).read_text(), encoding="utf-8")
+    (student / "session5" / "llm").mkdir()
+    (student / "session5" / "llm" / "repair.py").write_text(marked, encoding="utf-8")
+    (student / "session5" / "llm" / "cli.py").write_text(marked, encoding="utf-8")
+    (student / "session5" / "lab").symlink_to(REPO / "lab")
+    (student / "session1" / "v0_react_text" / "demo" / "evil.py").write_text(marked)
+    with scratch_copy(student, 5) as handin:
+        course = handin.course
+        assert (course / "v0_react_text/parser.py").read_text().startswith(marked)
+        assert (course / "v1_tool_loop/tools.py").read_text().startswith(marked)
+        assert (course / "llm/repair.py").read_text() == marked
+        assert (course / "llm/cli.py").read_text() == (REPO / "llm/cli.py").read_text()
+        assert not (course / "v0_react_text/demo/evil.py").exists()
+        assert [note.en for note in handin.notes] == ["lab: a symbolic link, left out"]
+    assert not handin.root.exists()

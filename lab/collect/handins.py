@@ -8,9 +8,14 @@
           1.4.jsonl          the file an exercise asks for, named after the exercise
           1.5.jsonl
           quiz1.txt          `python -m lab quiz 1 --save quiz1.txt`
+        session5/
+          v4_memory/
+          llm/repair.py      a file of the course outside the chapter that an exercise
+                             changes, at its place in the course (`COURSE_FILES`)
 
 Only these are taken: the `.py` files of the session's chapter folder (not its demo,
-which stays the course's), the files of `HANDED_FILES` and the quiz's answers.  They
+which stays the course's), the files of `HANDED_FILES` and `COURSE_FILES`, and the
+quiz's answers.  They
 are copied byte by byte, each opened without following links, into a fresh scratch
 folder; a symbolic link, a special file or a file over `MAX_FILE` is left out and named
 in the notes, so a hand-in cannot point the checks at the teacher's files, and a file
@@ -40,6 +45,11 @@ SESSIONS = (1, 2, 3, 4, 5)
 # it: a cassette (`python -m lab exercise 1.5 FILE`), or the words to give the check (1.2).
 HANDED_FILES = {"0.1": "0.1.jsonl", "1.2": "1.2.txt", "1.4": "1.4.jsonl", "1.5": "1.5.jsonl"}
 HANDED_FILES |= {"2.2": "2.2.jsonl", "3.4": "3.4.jsonl"}
+# The files outside the chapter's folder that a session's exercises change, by the path
+# the hand-in holds them at, the same as in the course (exercise 0.2 adds a case to the
+# corpus of replies; 4.3 changes llm's repair, 4.5 adds a searcher to the lab's).
+COURSE_FILES = {1: ("tests/data/react_replies.jsonl",)}
+COURSE_FILES[5] = ("llm/repair.py", "lab/memory_searchers.py")
 MAX_FILE = 1024 * 1024  # bytes: a chapter file or a cassette is far smaller
 MAX_HANDIN = 16 * 1024 * 1024  # bytes of one session's hand-in in all
 # What of the course each scratch copy holds: the packages the checks import and run,
@@ -169,24 +179,52 @@ def copy_course(target: Path) -> None:
         shutil.copytree(REPO / part, target / part, ignore=ignore, symlinks=True)
 
 
+def copy_course_files(folder: Path, course: Path, session: int, budget: list[int]) -> list[Said]:
+    """The session's COURSE_FILES that the hand-in holds, each at its place in the course
+    copy; a link on the way to one leaves it out."""
+    notes = []
+    for path in COURSE_FILES.get(session, ()):
+        parts = path.split("/")
+        steps = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+        links = [step for step in steps if (folder / step).is_symlink()]
+        if links:
+            notes.append(left_out(links[0], LINK))
+        elif (folder / path).exists():
+            problem = copy_regular(folder / path, course / path, budget)
+            if problem:
+                notes.append(left_out(path, problem))
+    return notes
+
+
+def take_code(folder: Path, course: Path, session: int, budget: list[int]) -> list[Said]:
+    """The session's chapter folder and course files, from `folder`, laid over `course`."""
+    chapter = chapter_of(session)
+    notes = []
+    if (folder / chapter).is_symlink():
+        notes.append(left_out(chapter, LINK))
+    elif (folder / chapter).is_dir():
+        notes += copy_chapter(folder / chapter, course / chapter, chapter, budget)
+    return notes + copy_course_files(folder, course, session, budget)
+
+
 def take_in(folder: Path, handin: Handin) -> None:
     """Copy what the session's hand-in may hold from `folder` into the scratch copy."""
-    chapter = chapter_of(handin.session)
-    budget = [MAX_HANDIN]
-    wanted = {quiz_file(handin.session)}
-    wanted |= {HANDED_FILES[n] for n in checked_exercises(handin.session) if n in HANDED_FILES}
+    session, budget = handin.session, [MAX_HANDIN]
+    handin.notes += take_code(folder, handin.course, session, budget)
+    code = {chapter_of(session), *(path.split("/")[0] for path in COURSE_FILES.get(session, ()))}
+    wanted = {quiz_file(session)}
+    wanted |= {HANDED_FILES[n] for n in checked_exercises(session) if n in HANDED_FILES}
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = printable(entry.name)
+        if entry.name in code:
+            continue  # taken above
         if entry.is_symlink():
             handin.notes.append(left_out(name, LINK))
-        elif entry.name == chapter and entry.is_dir(follow_symlinks=False):
-            handin.notes += copy_chapter(Path(entry.path), handin.course / chapter, chapter, budget)
         elif entry.name in wanted:
             problem = copy_regular(Path(entry.path), handin.files / entry.name, budget)
             if problem:
                 handin.notes.append(left_out(name, problem))
         else:
-            session = handin.session
             handin.notes.append(
                 Said(
                     f"{name}: not part of a session {session} hand-in",
@@ -207,13 +245,18 @@ def has_session(student: Path, session: int) -> bool:
 
 @contextlib.contextmanager
 def scratch_copy(student: Path, session: int) -> Iterator[Handin]:
-    """A fresh scratch folder holding the course and this hand-in; removed afterwards."""
+    """A fresh scratch folder holding the course, the student's code of the sessions before
+    (a later chapter imports an earlier one's tools), and this hand-in; removed afterwards.
+    What was left out of an earlier session is noted in that session's own rows."""
     root = Path(tempfile.mkdtemp(prefix="lab-collect-"))  # mode 0700: the teacher's alone
     try:
         handin = Handin(printable(student.name), session, root)
         for name in ("handin", "home", "tmp"):
             (root / name).mkdir()
         copy_course(handin.course)
+        for earlier in range(1, session):  # the course as the student had it by then
+            if has_session(student, earlier):
+                take_code(handed_in(student, earlier), handin.course, earlier, [MAX_HANDIN])
         take_in(handed_in(student, session), handin)
         yield handin
     finally:
