@@ -19,13 +19,19 @@ import pytest
 from lab.collect.handins import (
     COURSE_FILES,
     HANDED_FILES,
+    MAX_FILES,
     chapter_of,
     checked_exercises,
     scratch_copy,
 )
 from lab.exercises import EXERCISES
 from lab.exercises.check import ExerciseInputError
-from tests.solutions import apply_diff, builds_on_the_solutions, read_solutions
+from tests.solutions import (
+    apply_diff,
+    builds_on_the_solutions,
+    handed_out_without_solutions,
+    read_solutions,
+)
 from tests.test_quiz import EXPECTED
 
 REPO = Path(__file__).resolve().parent.parent
@@ -95,15 +101,16 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (victim / "precious.txt").write_text("the teacher's", encoding="utf-8")
 
     ada = handins / "ada" / "session2"  # the exercises done as the solutions do them
-    ada.mkdir(parents=True)
-    shutil.move(solved_chapter_1(root / "ada-work"), ada / "v1_tool_loop")
-    door = next(b for b in read_solutions()["1.5"].blocks if b.kind == "jsonl")
-    (ada / "1.5.jsonl").write_text(door.text, encoding="utf-8")
-    (ada / "1.2.txt").write_text(refusal_line(), encoding="utf-8")
-    (ada / "quiz1.txt").write_text(
-        "".join(f"{n}: {a}\n" for n, a in enumerate(EXPECTED[1], 1)), encoding="utf-8"
-    )
-    (ada / "notes.md").write_text("what I learned", encoding="utf-8")
+    if not handed_out_without_solutions():  # a class fork has no solutions to follow
+        ada.mkdir(parents=True)
+        shutil.move(solved_chapter_1(root / "ada-work"), ada / "v1_tool_loop")
+        door = next(b for b in read_solutions()["1.5"].blocks if b.kind == "jsonl")
+        (ada / "1.5.jsonl").write_text(door.text, encoding="utf-8")
+        (ada / "1.2.txt").write_text(refusal_line(), encoding="utf-8")
+        (ada / "quiz1.txt").write_text(
+            "".join(f"{n}: {a}\n" for n, a in enumerate(EXPECTED[1], 1)), encoding="utf-8"
+        )
+        (ada / "notes.md").write_text("what I learned", encoding="utf-8")
 
     bob = handins / "bob" / "session2"  # the course as it is, a quiz half wrong, a bad line
     bob.mkdir(parents=True)
@@ -118,11 +125,11 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tools.write_text(tools.read_text() + HOSTILE.format(victim=str(victim)), encoding="utf-8")
     (mallory / "v1_tool_loop" / "secrets.py").symlink_to(victim / "precious.txt")
     (mallory / "v1_tool_loop" / "teacher").symlink_to(victim)
-    (mallory / "1.5.jsonl").symlink_to(ada / "1.5.jsonl")
+    (mallory / "1.5.jsonl").symlink_to(victim / "precious.txt")
     (mallory / "1.2.txt").write_bytes(b"llm/cassette.py:1\n" + b"#" * 2_000_000)
     os.mkfifo(mallory / "1.4.jsonl")  # a read that never ends, were it opened blocking
     (mallory / "quiz1.txt").write_text("1: 5\n1: 4\n", encoding="utf-8")
-    (handins / "eve").symlink_to(handins / "ada")  # someone else's work, by a link
+    (handins / "eve").symlink_to(handins / "bob")  # someone else's work, by a link
 
     before = tree(handins)
     out_csv, out_json = root / "marks.csv", root / "marks.json"
@@ -225,9 +232,10 @@ def test_the_tables_and_files_say_the_same(collected: dict) -> None:
     out = collected["done"].stdout
     assert "note: eve: not a folder of its own (a link or a file), left out" in out
     assert "## eve" not in out
-    for student in ("ada", "bob", "mallory"):
+    for student in ("bob", "mallory"):
         assert f"## {student}" in out
     summary = out.split("## student\n", 1)[1].splitlines()
+    by_name = {line.split()[0]: line.split() for line in summary[1:]}
     assert summary[0].split() == [
         "student",
         "exercises",
@@ -239,13 +247,13 @@ def test_the_tables_and_files_say_the_same(collected: dict) -> None:
         "refused,",
         "errors",
     ]
-    assert summary[2].split() == ["bob", "0/5", "2/5", "3"]
-    assert summary[3].split() == ["mallory", "0/5", "0/5", "6"]
+    assert by_name["bob"] == ["bob", "0/5", "2/5", "3"]
+    assert by_name["mallory"] == ["mallory", "0/5", "0/5", "6"]
     with collected["csv"].open(encoding="utf-8", newline="") as file:
         from_csv = list(csv.DictReader(file))
     from_json = json.loads(collected["json"].read_text(encoding="utf-8"))
     assert from_csv == [row | {"session": str(row["session"])} for row in from_json]
-    assert {r["student"] for r in from_csv} == {"ada", "bob", "mallory"}
+    assert {r["student"] for r in from_csv} == set(by_name)
 
 
 def test_a_folder_that_is_not_there_is_a_usage_error(tmp_path: Path) -> None:
@@ -319,3 +327,24 @@ def test_a_session_runs_on_the_students_code_of_the_sessions_before(tmp_path: Pa
         assert not (course / "v0_react_text/demo/evil.py").exists()
         assert [note.en for note in handin.notes] == ["lab: a symbolic link, left out"]
     assert not handin.root.exists()
+
+
+def test_a_handin_too_deep_or_of_too_many_files_is_cut_short(tmp_path: Path) -> None:
+    chapter = tmp_path / "ada" / "session2" / "v1_tool_loop"
+    deep = chapter.joinpath(*["d"] * 50)
+    deep.mkdir(parents=True)
+    (deep / "bottom.py").write_text("", encoding="utf-8")
+    for number in range(MAX_FILES + 20):
+        (chapter / f"m{number:04}.py").write_text("", encoding="utf-8")
+    with scratch_copy(tmp_path / "ada", 2) as handin:
+        notes = [note.en for note in handin.notes]
+        copied = list((handin.course / "v1_tool_loop").glob("m*.py"))
+    assert len(copied) == MAX_FILES
+    assert (
+        notes.count(
+            f"v1_tool_loop/m{MAX_FILES:04}.py: over {MAX_FILES} files in the hand-in, left out"
+        )
+        == 1
+    )
+    assert len([n for n in notes if "files in the hand-in" in n]) == 20
+    assert f"v1_tool_loop/{'/'.join(['d'] * 7)}: over 6 folders deep, left out" in notes

@@ -52,9 +52,19 @@ COURSE_FILES = {1: ("tests/data/react_replies.jsonl",)}
 COURSE_FILES[5] = ("llm/repair.py", "lab/memory_searchers.py")
 MAX_FILE = 1024 * 1024  # bytes: a chapter file or a cassette is far smaller
 MAX_HANDIN = 16 * 1024 * 1024  # bytes of one session's hand-in in all
+MAX_FILES = 500  # files of one session's hand-in: a chapter has a few dozen
+MAX_DEPTH = 6  # folders inside the chapter's folder: its skills are two deep
 # What of the course each scratch copy holds: the packages the checks import and run,
 # and the data the checks read.
 COURSE_PARTS = ("llm", "machine", "lab", "tests/data")
+
+
+@dataclass
+class Budget:
+    """What is left of what one session's hand-in may hold: bytes, and files."""
+
+    size: int = MAX_HANDIN
+    files: int = MAX_FILES
 
 
 @dataclass
@@ -82,6 +92,8 @@ TOO_BIG = Said(
     f"超过 {MAX_FILE // 1024} KiB，或超出整份作业的上限",
 )
 UNREADABLE = Said("cannot be read", "读不了")
+TOO_MANY = Said(f"over {MAX_FILES} files in the hand-in", f"整份作业超过 {MAX_FILES} 个文件")
+TOO_DEEP = Said(f"over {MAX_DEPTH} folders deep", f"文件夹嵌套超过 {MAX_DEPTH} 层")
 NOT_A_FOLDER = Said("not a folder of its own (a link or a file)", "不是文件夹（是链接或文件）")
 
 
@@ -132,7 +144,7 @@ def sessions_of(student: Path, only: int | None) -> list[int]:
     return [session for session in SESSIONS if has_session(student, session)]
 
 
-def copy_regular(source: Path, target: Path, budget: list[int]) -> Said | None:
+def copy_regular(source: Path, target: Path, budget: Budget) -> Said | None:
     """Copy one regular file without following a link; the reason it was not, if not."""
     try:
         fd = os.open(
@@ -144,27 +156,37 @@ def copy_regular(source: Path, target: Path, budget: list[int]) -> Said | None:
         found = os.fstat(file.fileno())
         if not stat.S_ISREG(found.st_mode):
             return SPECIAL
-        if found.st_size > MAX_FILE or found.st_size > budget[0]:
+        if budget.files <= 0:
+            return TOO_MANY
+        if found.st_size > MAX_FILE or found.st_size > budget.size:
             return TOO_BIG
         data = file.read(MAX_FILE + 1)
     if len(data) > MAX_FILE:
         return TOO_BIG
-    budget[0] -= len(data)
+    budget.size -= len(data)
+    budget.files -= 1
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return None
 
 
-def copy_chapter(source: Path, target: Path, shown: str, budget: list[int]) -> list[Said]:
-    """The chapter folder's .py files, at any depth but its demo; notes on what was left out."""
+def copy_chapter(
+    source: Path, target: Path, shown: str, budget: Budget, depth: int = 0
+) -> list[Said]:
+    """The chapter folder's .py files, down to MAX_DEPTH but not its demo; notes on what was
+    left out."""
     notes: list[Said] = []
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         name = f"{shown}/{printable(entry.name)}"
         if entry.is_symlink():
             notes.append(left_out(name, LINK))
         elif entry.is_dir(follow_symlinks=False):
-            if entry.name not in ("demo", "__pycache__"):
-                notes += copy_chapter(Path(entry.path), target / entry.name, name, budget)
+            if entry.name in ("demo", "__pycache__"):
+                continue
+            if depth >= MAX_DEPTH:
+                notes.append(left_out(name, TOO_DEEP))
+                continue
+            notes += copy_chapter(Path(entry.path), target / entry.name, name, budget, depth + 1)
         elif entry.name.endswith(".py"):
             problem = copy_regular(Path(entry.path), target / entry.name, budget)
             if problem:
@@ -179,7 +201,7 @@ def copy_course(target: Path) -> None:
         shutil.copytree(REPO / part, target / part, ignore=ignore, symlinks=True)
 
 
-def copy_course_files(folder: Path, course: Path, session: int, budget: list[int]) -> list[Said]:
+def copy_course_files(folder: Path, course: Path, session: int, budget: Budget) -> list[Said]:
     """The session's COURSE_FILES that the hand-in holds, each at its place in the course
     copy; a link on the way to one leaves it out."""
     notes = []
@@ -196,7 +218,7 @@ def copy_course_files(folder: Path, course: Path, session: int, budget: list[int
     return notes
 
 
-def take_code(folder: Path, course: Path, session: int, budget: list[int]) -> list[Said]:
+def take_code(folder: Path, course: Path, session: int, budget: Budget) -> list[Said]:
     """The session's chapter folder and course files, from `folder`, laid over `course`."""
     chapter = chapter_of(session)
     notes = []
@@ -209,7 +231,7 @@ def take_code(folder: Path, course: Path, session: int, budget: list[int]) -> li
 
 def take_in(folder: Path, handin: Handin) -> None:
     """Copy what the session's hand-in may hold from `folder` into the scratch copy."""
-    session, budget = handin.session, [MAX_HANDIN]
+    session, budget = handin.session, Budget()
     handin.notes += take_code(folder, handin.course, session, budget)
     code = {chapter_of(session), *(path.split("/")[0] for path in COURSE_FILES.get(session, ()))}
     wanted = {quiz_file(session)}
@@ -256,7 +278,7 @@ def scratch_copy(student: Path, session: int) -> Iterator[Handin]:
         copy_course(handin.course)
         for earlier in range(1, session):  # the course as the student had it by then
             if has_session(student, earlier):
-                take_code(handed_in(student, earlier), handin.course, earlier, [MAX_HANDIN])
+                take_code(handed_in(student, earlier), handin.course, earlier, Budget())
         take_in(handed_in(student, session), handin)
         yield handin
     finally:
