@@ -48,6 +48,7 @@ for _name, _try in [
     ("rename", lambda: _os.rename(_os.path.join(_VICTIM, "precious.txt"), "stolen.txt")),
     ("command", lambda: _subprocess.run(["touch", "pwned-by-command"], cwd=_VICTIM)),
     ("relative", lambda: open("../../../../../../.." + _VICTIM + "/up.txt", "w")),
+    ("network", lambda: __import__("socket").create_connection(("192.0.2.1", 80), timeout=1)),
 ]:
     try:
         _try()
@@ -58,7 +59,7 @@ print(" ".join(_SAID))
 raise SystemExit(3)
 """
 
-TRIES = ["write", "remove", "rename", "command", "relative"]
+TRIES = ["write", "remove", "rename", "command", "relative", "network"]
 
 
 def tree(folder: Path) -> dict[str, str]:

@@ -4,10 +4,10 @@
 
 `lab.collect` starts it with the scratch copy as its current folder, home and temporary
 folder, and nothing of the teacher's environment but PATH (no keys).  Before the
-hand-in's code is imported, it sets limits (file size, CPU time, memory) and an audit
+hand-in's code is imported, it sets limits (the size of a file, memory) and an audit
 hook that refuses, in this process, to write, remove, rename or link anything outside
-SCRATCH, and to start a command anywhere else.  Then it runs `python -m lab` with the
-words after `--`, as a learner would.
+SCRATCH, to start a command anywhere else, and to connect to another machine.  Then it
+runs `python -m lab` with the words after `--`, as a learner would.
 
 The hook sees what Python code does through Python (open, os, shutil, sqlite3,
 subprocess): a guard against a hand-in that writes outside its copy, not a sandbox.
@@ -64,6 +64,15 @@ def inside(root: Path, path: Any) -> bool:
     return resolved == root or root in resolved.parents
 
 
+def loopback(address: Any) -> bool:
+    """Whether a socket address stays on this machine: the fake provider of a check is on
+    127.0.0.1; nothing a check does needs the network, so nothing can be sent out by it."""
+    if not isinstance(address, tuple):
+        return True  # a Unix socket: a file, which the write rules already hold
+    host = str(address[0]) if address else ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def writes(mode: Any, flags: Any) -> bool:
     """Whether an `open` audit event opens its file for writing."""
     if isinstance(mode, str) and any(letter in mode for letter in "wax+"):
@@ -86,6 +95,8 @@ def guard(root: Path):  # noqa: ANN201 - an audit hook
             for at in PATH_EVENTS[event]:
                 if at < len(args) and not inside(root, args[at]):
                     refuse(event, args[at])
+        elif event in ("socket.connect", "socket.sendto") and not loopback(args[1]):
+            raise PermissionError(f"{event} {args[1]!r}: the checks run offline, refused")
         elif event == "subprocess.Popen":
             cwd = args[2]
             if cwd is not None and not inside(root, cwd):
