@@ -63,6 +63,7 @@ RESULTS = {
     "error": Said("error", "出错"),
     "timed out": Said("timed out", "超时"),
     "refused": Said("refused", "拒收"),
+    "note": Said("note", "说明"),
 }
 PROBLEMS = ("missing", "error", "timed out", "refused")
 

@@ -12,6 +12,7 @@ Imports `lab.quiz`, `lab.collect.handins` and `machine` (to stop a process group
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -43,8 +44,6 @@ class Row:
 
 def environment(handin: Handin, lang: str) -> dict[str, str]:
     """The check's environment: the scratch copy's folders, the course's code, no keys."""
-    import os
-
     kept = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
     return kept | {
         "HOME": str(handin.root / "home"),
@@ -71,8 +70,8 @@ def verdict_line(path: Path, number: str) -> str:
 
 
 def first_word(path: Path) -> str:
-    """The answer a text hand-in gives its check: its first line, if that is one word and
-    not an option (which would change what the check is asked)."""
+    """The answer a text hand-in gives its check: its first word, unless that is an option
+    (which would change what the check is asked, not answer it)."""
     words = path.read_bytes()[:OUTPUT_KEPT].decode("utf-8", errors="replace").split()
     word = words[0] if words else ""
     return "" if word.startswith("-") else word
