@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.collect import sealed
 from lab.collect.handins import (
     COURSE_FILES,
     HANDED_FILES,
@@ -349,3 +350,41 @@ def test_a_handin_too_deep_or_of_too_many_files_is_cut_short(tmp_path: Path) -> 
     )
     assert len([n for n in notes if "files in the hand-in" in n]) == 20
     assert f"v1_tool_loop/{'/'.join(['d'] * 7)}: over 6 folders deep, left out" in notes
+
+
+def test_a_checks_process_imports_nothing_of_a_handin_before_its_guard() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, lab.collect.confined; print(' '.join(sorted("
+         "m for m in sys.modules if m.split('.')[0] in ('v0_react_text', 'v1_tool_loop', "
+         "'v2_todos', 'v3_subagents', 'v4_memory', 'llm', 'machine') "
+         "or m.startswith(('lab.exercises', 'lab.quiz')))))"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+@pytest.mark.skipif(not sealed.available(), reason="no user namespaces here to seal a check")
+def test_a_command_of_a_handed_in_cassette_cannot_write_outside_either(tmp_path: Path) -> None:
+    """The chapter's bash tool runs the cassette's command in a process the audit hook does
+    not see; the sealed file system holds it."""
+    victim = tmp_path / "teacher"
+    victim.mkdir()
+    handin = tmp_path / "handins" / "trudy" / "session2"
+    handin.mkdir(parents=True)
+    command = f"echo pwned > {victim}/by-bash.txt; echo written"
+    replies = [
+        {"content": [{"type": "tool_use", "id": "t1", "name": "bash",
+                      "input": {"command": command}}], "stop_reason": "tool_use"},
+        {"content": [{"type": "text", "text": "Done."}], "stop_reason": "end_turn"},
+    ]  # fmt: skip
+    header = {"format": "cassette/1", "provenance": "scripted", "chapter": "v1_tool_loop"}
+    lines = [header | {"task": "Try the door"}, *({"reply": r} for r in replies)]
+    (handin / "1.5.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(tmp_path / "handins"), "--lang", "en"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1.5     not done" in done.stdout  # the check ran the cassette
+    assert list(victim.iterdir()) == []

@@ -1,21 +1,23 @@
 """The process that runs a hand-in's exercise check, inside its scratch copy.
 
     python -m lab.collect.confined SCRATCH -- exercise 1.3 --lang en
+    python -m lab.collect.confined --sealed SCRATCH -- …   in a mount namespace of its own
 
 `lab.collect` starts it with the scratch copy as its current folder, home and temporary
 folder, and nothing of the teacher's environment but PATH (no keys).  Before the
 hand-in's code is imported, it sets limits (the size of a file, memory) and an audit
 hook that refuses, in this process, to write, remove, rename or link anything outside
 SCRATCH, to start a command anywhere else, and to connect to another machine.  Then it
-runs `python -m lab` with the words after `--`, as a learner would.
+runs `python -m lab` with the words after `--`, as a learner would.  With `--sealed`
+(started by `unshare`, see `sealed.py`) it first makes every mount read-only but SCRATCH,
+which holds the commands it starts as well.
 
 The hook sees what Python code does through Python (open, os, shutil, sqlite3,
-subprocess): a guard against a hand-in that writes outside its copy, not a sandbox.
-The commands the chapters' `bash` tool runs, and code that reaches the system another
-way, are held by the limits and the scratch folders only; a teacher who distrusts a
-class runs `collect` as a user of its own or in a container.
+subprocess, socket): a guard against a hand-in that writes outside its copy, not a
+sandbox.  Without `--sealed`, the commands the chapters' `bash` tool runs, and code that
+reaches the system another way, are held by the limits and the scratch folders only.
 
-Imports the standard library only, until the hook is in place.
+Imports the standard library and `sealed.py` only, until the hook is in place.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import runpy
 import sys
 from pathlib import Path
 from typing import Any
+
+from lab.collect.sealed import seal
 
 FILE_LIMIT = 64 * 1024 * 1024  # bytes of any one file the check writes
 MEMORY_LIMIT = 4 * 1024 * 1024 * 1024
@@ -122,10 +126,18 @@ def limit() -> None:
 
 
 def main(argv: list[str]) -> int:
+    sealed = argv[:1] == ["--sealed"]
+    argv = argv[1:] if sealed else argv
     if len(argv) < 2 or argv[1] != "--":
-        print("usage: python -m lab.collect.confined SCRATCH -- WORDS…", file=sys.stderr)
+        print("usage: python -m lab.collect.confined [--sealed] SCRATCH -- WORDS…", file=sys.stderr)
         return 2
     root = Path(os.path.realpath(argv[0]))
+    if sealed:
+        try:
+            seal(root)
+        except OSError as error:
+            print(f"error: the file system could not be sealed: {error}", file=sys.stderr)
+            return 3
     limit()
     sys.addaudithook(guard(root))
     sys.argv = ["lab", *argv[2:]]
