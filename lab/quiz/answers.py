@@ -205,7 +205,8 @@ def v2_plan_writes() -> Right:
         str(len(turns)),
         Said(
             f"{len(turns)} todo_write calls, at turns {listed}: each sends the whole list again",
-            f"{len(turns)} 次 todo_write，在第 {listed} 轮：每次都把整张清单重新发一遍",
+            f"{len(turns)} 次 todo_write，在第 {'、'.join(map(str, turns))} 轮："
+            "每次都把整张清单重新发一遍",
         ),
     )
 
