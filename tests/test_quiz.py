@@ -3,6 +3,7 @@ answer is marked right, and wrong, gamed or malformed answers are not."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -37,7 +38,9 @@ def lab(*words: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@functools.cache
 def demo_output(chapter: str) -> str:
+    """What `python -m CHAPTER --demo` prints, run once for every test that reads it."""
     done = subprocess.run(
         [sys.executable, "-m", chapter, "--demo"],
         cwd=REPO, env=os.environ | {"NO_COLOR": "1"}, capture_output=True, text=True,
