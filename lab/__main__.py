@@ -6,6 +6,7 @@
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
     python -m lab quiz 2 [--answers FILE]                           what chapter 2 does, asked
     python -m lab collect HANDINS [--csv FILE]                      a class's hand-ins, marked
+    python -m lab capstone [--seed N]                               does chapter 4 ask first?
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
@@ -16,6 +17,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -23,8 +25,21 @@ import sys
 from llm.console import fit_streams
 from machine import adopt_orphans
 
-from . import clean, collect, compare, exercises, figures, quiz, shape, view
 from .tasks import load_task, task_names
+
+# Each subcommand's module, imported only when it is the one asked for: a learner's
+# `python -m lab exercise 2.3` does not wait for the figures' or the viewer's imports.
+SUBCOMMANDS = {
+    "compare": "lab.compare",
+    "view": "lab.view",
+    "shape": "lab.shape",
+    "figures": "lab.figures",
+    "exercise": "lab.exercises",
+    "quiz": "lab.quiz",
+    "collect": "lab.collect",
+    "capstone": "lab.capstone",
+    "clean": "lab.clean",
+}
 
 # What `bench --quick` asks of lab.bench: every measure, each only once or twice.
 QUICK_BENCH = ["--startup-runs", "1", "--turns", "5", "--loop-runs", "1", "--estimate-runs", "1"]
@@ -75,26 +90,12 @@ def main(argv: list[str]) -> int:
 def dispatch(argv: list[str]) -> int:
     """The subcommand's own `main`, given the rest of the command line."""
     command, rest = (argv[0], argv[1:]) if argv else ("", [])
-    if command == "compare":
-        return compare.main(rest)
-    if command == "view":
-        return view.main(rest)
+    if command in SUBCOMMANDS:
+        return importlib.import_module(SUBCOMMANDS[command]).main(rest)
     if command == "tasks":
         return tasks()
     if command == "bench":
         return run_benchmarks(rest)
-    if command == "shape":
-        return shape.main(rest)
-    if command == "figures":
-        return figures.main(rest)
-    if command == "exercise":
-        return exercises.main(rest)
-    if command == "quiz":
-        return quiz.main(rest)
-    if command == "collect":
-        return collect.main(rest)
-    if command == "clean":
-        return clean.main(rest)
     print(__doc__.strip(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2
 

@@ -2,7 +2,7 @@
 recalls, and what the store costs against SQLite FTS5 given the same terms.
 
     python -m lab.bench_memory                 # 1k, 10k and 100k memories (a few minutes)
-    python -m lab.bench_memory --quick         # 1k only (10k for the costs), for the tests
+    python -m lab.bench_memory --quick         # 1k (2k for the set-up and costs), for the tests
     python -m lab.bench_memory --json FILE     # also write every figure to FILE
     python -m lab.bench_memory --example       # the worked BM25 example of the chapter
 
@@ -450,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lab.bench_memory", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--quick", action="store_true", help="1,000 memories only (for tests)")
+    parser.add_argument(
+        "--quick", action="store_true", help="1,000 memories (2,000 for the costs), for tests"
+    )
     parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
     parser.add_argument("--example", action="store_true", help="print the worked BM25 example")
     args = parser.parse_args(argv)
@@ -473,8 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     figures["recall"] = print_recall()
     sizes = [1_000] if args.quick else [1_000, 10_000, 100_000]
     figures["speed"] = print_speed(sizes, queries=40 if args.quick else 200)
-    figures["set-up"] = print_setup()
-    figures["costs"] = print_costs(10_000 if args.quick else 100_000)
+    figures["set-up"] = print_setup(2_000 if args.quick else 10_000)
+    figures["costs"] = print_costs(2_000 if args.quick else 100_000)
     if args.json:
         text = json.dumps(figures, indent=1, ensure_ascii=False) + "\n"
         Path(args.json).write_text(text, encoding="utf-8")

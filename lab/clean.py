@@ -31,7 +31,7 @@ from .figures.demos import MEASURING
 
 # The names the course's commands give what they leave behind.
 LEFTOVER = re.compile(
-    r"v\d_[a-z_]+-demo-\d+"  # a demo's copy of its workspace (llm/cli.py)
+    r"v\d_[a-z_]+-demo-\d+"  # a demo's copy of its workspace (llm/demo.py)
     r"|lab-compare-\d+"  # a comparison's scratch folder, if it was stopped hard
     r"|lab-records-\w+\.json"  # records kept when the path asked for could not be written
     r"|agent-course-figures-\d+"  # the figures' scratch folder (lab/figures/demos.py)

@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from llm.cassette import read_cassette
-from llm.cli import fresh_folder, load_env_file
+from llm.cli import load_env_file
+from llm.demo import fresh_folder
 from llm.errors import ModelError
 from llm.spec import load_model
 
@@ -338,7 +339,7 @@ def source_of(args: argparse.Namespace) -> Source:
             raise UsageError(f"--replay-dir {args.replay_dir} is not a folder")
         return Replayed(args.replay_dir)
     if args.model:
-        limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total)
+        limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total, args.window)
         return Live(args.model, args.record_dir, limits)
     return Scripted()
 
@@ -386,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, TaskError, ModelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total)
+    limits = Limits(args.max_turns, args.max_reply_tokens, args.max_tokens_total, args.window)
     comparison = compare(
         jobs,
         source,

@@ -21,14 +21,14 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
 from llm.budget import Budgeted, BudgetSpent
 from llm.cassette import RecordingModel, ReplayModel, for_child, recorded_bounds
-from llm.cli import copy_private, fresh_folder
+from llm.demo import copy_private, fresh_folder
 from llm.errors import (
     AuthenticationFailed,
     CassetteError,
@@ -59,11 +59,13 @@ from .tasks.checks import Verdict
 @dataclass
 class Limits:
     """What a comparison allows each run, on top of its task's own turn limit: fewer
-    turns, a cap on every reply's output tokens, a total of input plus output tokens."""
+    turns, a cap on every reply's output tokens, a total of input plus output tokens, a
+    simulated context window (`--window`, see `Windowed`)."""
 
     max_turns: int | None = None
     reply_tokens: int | None = None
     total_tokens: int | None = None
+    window: int | None = None
 
     def kept(self) -> dict[str, int]:
         """The bounds given, as a recording's header keeps them."""
@@ -424,7 +426,9 @@ def run_job(
     if seed is not None:
         make_inputs(job.task, workdir, seed)
     opened, provenance = source.open(job)
-    limits = (limits or Limits()).or_recorded(opened)
+    given = replace(limits or Limits(), window=window) if window else limits or Limits()
+    limits = given.or_recorded(opened)
+    window = limits.window  # the one given, else the one the recording was made in
     model: Model = Windowed(opened, window) if window else opened
     if limits.total_tokens:
         model = Budgeted(model, limits.total_tokens)
@@ -458,8 +462,6 @@ def run_job(
         else:  # not checked: what is in the workspace is only what the run got to
             solved, verdict = False, f"could not finish: {outcome}"
     usage, turns = result.usage, result.turns
-    if isinstance(failure, ToolCallInText):  # the reply came and was paid for, though no
-        usage, turns = usage + failure.reply.usage, turns + 1  # turn of the loop took it
     return Record(
         chapter=job.chapter,
         task=job.task.name,

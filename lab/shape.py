@@ -7,11 +7,12 @@ only works while the chapters stay small and their differences stay ideas, so th
 sizes that make a chapter readable are targets, checked here on the tree as it is:
 
 * chapter 4's own code (every `.py` of `v4_memory/` outside `demo/`) at most 1,400
-  non-blank lines; its `run` at most 100, chapter 3's `run` at most 80, and no other
-  function of a chapter folder over 60;
+  non-blank lines; every chapter's `run` at most 70 lines (chapter 4's at most 100),
+  and no other function of a chapter folder over 40;
 * the diff of chapter 3's `agent.py` against chapter 4's at most 170 changed lines,
   and no helper of one chapter's `agent.py` renamed or moved out in the next one's;
-* a chapter imports another chapter's stable modules, never its `agent.py`;
+* a chapter imports another chapter's stable modules, and calls another chapter's
+  agent through its package (`v2_todos.run`), never by reaching into its `agent.py`;
 * no operating-system machinery in a chapter folder or the lab (`fcntl`, process
   groups, `pread`/`pwrite`, `/proc`, `gc`), nor a cache keyed by `id()` in a chapter:
   the first is `machine/`'s work, the second a plain data structure's;
@@ -36,8 +37,9 @@ CHAPTERS = sorted(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())
 PACKAGES = ("llm", "machine", "lab", *CHAPTERS)
 
 CHAPTER_4_LINES = 1_400
-RUN_LINES = {"v3_subagents": 80, "v4_memory": 100}  # every other function: FUNCTION_LINES
-FUNCTION_LINES = 60
+RUN_LINES = 70  # a chapter's loop; every other function: FUNCTION_LINES
+LONGER_RUNS = {"v4_memory": 100}
+FUNCTION_LINES = 40
 DIFF_3_4_LINES = 170
 LAB_MODULE_LINES = 500
 # Machinery that belongs to `machine/`: what differs between Linux, macOS and Windows,
@@ -173,8 +175,9 @@ def sizes() -> list[Figure]:
     for chapter in CHAPTERS:
         for path in sources(REPO / chapter):
             for name, lines in functions(path):
-                if name == "run" and path.name == "agent.py" and chapter in RUN_LINES:
-                    figures.append(Figure(f"{chapter}'s run, lines", lines, RUN_LINES[chapter]))
+                if name == "run" and path.name == "agent.py":
+                    target = LONGER_RUNS.get(chapter, RUN_LINES)
+                    figures.append(Figure(f"{chapter}'s run, lines", lines, target))
                     continue
                 longest = max(longest, lines)
                 if lines > FUNCTION_LINES:

@@ -35,14 +35,14 @@ class AnthropicModel:
     """Model backed by `anthropic.Anthropic().messages.create`, non-streaming."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None):
-        import anthropic
-
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
             raise NoModelConfigured(
                 "ANTHROPIC_API_KEY is not set: export it (or put it in .env) to use "
                 f"anthropic:{model}"
             )
+        import anthropic  # after the check: the SDK takes seconds to import, a refusal none
+
         self.name = f"anthropic:{model}"
         self.model = model
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
@@ -159,9 +159,13 @@ class AnthropicModel:
             )
         if isinstance(exc, sdk.APITimeoutError):
             return timed_out(self.where, self.base_url, self.timeout, exc)
-        if isinstance(exc, (sdk.APIConnectionError, sdk.InternalServerError)) or (
-            isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500
-        ):
+        if isinstance(exc, sdk.APIStatusError) and exc.status_code >= 500:
+            return ProviderUnavailable(
+                f"Anthropic answered HTTP {exc.status_code} at {self.where} after "
+                f"{attempts(exc)} ({detail}): it is up, and failed on this request. "
+                "Try again later."
+            )
+        if isinstance(exc, sdk.APIConnectionError):
             return ProviderUnavailable(
                 f"Anthropic did not answer at {self.where} after {attempts(exc)} "
                 f"({detail}). Check your network or try again later."

@@ -19,6 +19,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 from datetime import datetime, timezone
@@ -41,6 +42,27 @@ from .wrapper import Wrapper, for_child
 
 FORMAT = "cassette/1"
 NOTE_VARIABLE = "AGENT_RECORD_SETUP"  # kept in a recording's header as "setup"
+
+# What the tools print that may differ between a recording and its strict replay, since
+# they run again, for real: how long something took (pytest's `in 0.59s`), and where a
+# temporary folder was (a demo's copy, a test's scratch folder).  In the user's side of
+# the conversation, the only side the tools write, each is replaced by its placeholder
+# before the digest is taken, on record and on replay alike; the model's side, the
+# system prompt, the tools and everything else are compared exactly.
+TEMPORARY_ROOT = (
+    r"(?:(?:/private)?/tmp|/var/folders/[^\s/]+/[^\s/]+/T|"
+    + re.escape(tempfile.gettempdir().rstrip("/\\"))
+    + r")[/\\]"
+)
+VARYING_OUTPUT: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("temporary paths", re.compile(TEMPORARY_ROOT + r"[^\s'\"`:;,()\[\]]*"), "<tmp>"),
+    ("durations", re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds?)\b"), "<duration>"),
+)
+STRICT_RULE = (
+    "a strict replay compares what the tools printed with its "
+    + " and ".join(name for name, _, _ in VARYING_OUTPUT)
+    + " left out: VARYING_OUTPUT in llm/cassette.py"
+)
 
 
 def recorded_bounds(model: object) -> dict[str, int]:
@@ -216,14 +238,47 @@ def request_digest(
     """Digest each part of a request separately, so a mismatch can say which part changed.
 
     A runtime note (a text block that begins with RUNTIME_TAG) is left out: it says when,
-    with which model spec and where the call was made, which a replay never repeats.
+    with which model spec and where the call was made, which a replay never repeats.  So
+    is what may vary in what the tools printed (`comparable`).
     """
     return {
         "system": _digest(system),
         "tools": _digest(tools or []),
         "stop": list(stop or []),
-        "messages": [_digest(without_runtime(message)) for message in messages],
+        "messages": [_digest(comparable(without_runtime(message))) for message in messages],
     }
+
+
+def comparable(message: Message) -> Message:
+    """The message as a strict replay compares it: a user message (a task, tool results,
+    chapter 0's observations) with the VARYING_OUTPUT in its text replaced by their
+    placeholders; the model's own messages as they are."""
+    if message.get("role") != "user":
+        return message
+    content = message["content"]
+    if isinstance(content, str):
+        return {**message, "content": without_varying(content)}
+    return {**message, "content": [_comparable_block(block) for block in content]}
+
+
+def _comparable_block(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    if block.get("type") == "text" and isinstance(block.get("text"), str):
+        return {**block, "text": without_varying(block["text"])}
+    inner = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(inner, str):
+        return {**block, "content": without_varying(inner)}
+    if block.get("type") == "tool_result" and isinstance(inner, list):
+        return {**block, "content": [_comparable_block(part) for part in inner]}
+    return block
+
+
+def without_varying(text: str) -> str:
+    """`text` with every VARYING_OUTPUT replaced by its placeholder: `in <duration>`."""
+    for _, pattern, placeholder in VARYING_OUTPUT:
+        text = pattern.sub(placeholder, text)
+    return text
 
 
 def describe_difference(
@@ -241,7 +296,8 @@ def describe_difference(
         if was != now:
             preview = json.dumps(messages[index]["content"], ensure_ascii=False)[:100]
             role = messages[index]["role"]
-            return f"message {index + 1} ({role}) differs; it now begins {preview}…"
+            rule = f" ({STRICT_RULE})" if role == "user" else ""
+            return f"message {index + 1} ({role}) differs{rule}; it now begins {preview}…"
     if len(old) != len(new):
         return f"the recording sent {counted(len(old), 'message')}, this run sends {len(new)}"
     return None

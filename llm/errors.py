@@ -6,14 +6,20 @@ conversation too long, is the service down?  Each adapter translates into these,
 and the command line prints the message on one line and exits with code 2.
 """
 
+from .types import Usage
+
 
 class ModelError(Exception):
     """Base class: the model could not give a reply; the message says why and what to do.
 
-    `stop` is the stop a loop reports when this error ends its run.
+    `stop` is the stop a loop reports when this error ends its run.  `spent` holds the
+    usage of a call the provider answered, and counted, though its answer could not be
+    used (a tool call left in the text): a loop counts it as a turn.  Most errors come
+    with no answer, and spend nothing.
     """
 
     stop = "error"
+    spent: tuple[Usage, ...] = ()
 
 
 class NoModelConfigured(ModelError):
@@ -42,3 +48,7 @@ class ProviderUnavailable(ModelError):
 
 class CassetteError(ModelError):
     """A cassette cannot be replayed (missing, malformed, run out, request differs) or recorded."""
+
+
+class UsageError(Exception):
+    """Input the command line cannot use (a flag, the task, ./.env): one line, exit code 2."""

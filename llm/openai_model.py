@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import (
     AuthenticationFailed,
@@ -49,8 +51,6 @@ class OpenAIModel:
     """Model backed by `openai.OpenAI().chat.completions.create`, non-streaming."""
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None):
-        import openai
-
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not api_key and not self.base_url:
@@ -58,6 +58,8 @@ class OpenAIModel:
                 f"OPENAI_API_KEY is not set: export it to use openai:{model}, or set "
                 "OPENAI_BASE_URL for a local server such as Ollama"
             )
+        import openai  # after the check: the SDK takes a second to import, a refusal none
+
         self.name = f"openai:{model}"
         self.model = model
         self.where = self.base_url or "api.openai.com"
@@ -153,6 +155,13 @@ class OpenAIModel:
             return AuthenticationFailed(
                 f"{where} refused the API key ({detail}). Check OPENAI_API_KEY."
             )
+        if isinstance(exc, sdk.NotFoundError) and lacks_version(self.base_url):
+            # Most compatible servers serve the API under /v1: without it, every path is
+            # unknown, and a 404 that happens to quote the request names the model too.
+            return ModelError(
+                f"{exc.request.url} answered 404 ({detail}): OPENAI_BASE_URL probably lacks "
+                f"/v1; try OPENAI_BASE_URL={str(self.base_url).rstrip('/')}/v1"
+            )
         named = self.model.lower() in json.dumps(exc.body or {}).lower() + detail.lower()
         if isinstance(exc, sdk.NotFoundError) and not (isinstance(exc.body, dict) and named):
             # A web page, or a JSON 404 that names no model (`{"detail": "Not Found"}` from
@@ -195,6 +204,14 @@ class OpenAIModel:
                 "Is the server running and OPENAI_BASE_URL right?"
             )
         return ModelError(f"{where} rejected the request: {detail}")
+
+
+def lacks_version(base_url: str | None) -> bool:
+    """A base URL whose path has no version part (/v1, or /v4 as GLM's): the API is most
+    likely one level further down.  OpenAI's own address, the default, is never one."""
+    if not base_url:
+        return False
+    return re.search(r"/v\d+", urlsplit(base_url).path) is None
 
 
 def to_chat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

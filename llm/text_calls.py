@@ -8,10 +8,11 @@ text.  The loop would then see a reply with no tool call, take its text for the 
 answer, and report success with nothing done.
 
 So every reply that was offered tools and holds no call is checked here: if its text
-holds a JSON call to one of the offered tools, the run stops with its own stop
-(`tool_call_in_text`) and a message that says what to change on the server.  With
-`AGENT_TEXT_TOOL_CALLS=1` the agent parses such calls itself instead, as chapter 0
-parses its `Action:` lines: the same lesson, applied to chapter 1's protocol.
+holds a JSON call to one of the offered tools, or only the start of one (`functions.bash:`,
+a call cut off), the run stops with its own stop (`tool_call_in_text`) and a message
+that says what to change on the server.  With `AGENT_TEXT_TOOL_CALLS=1` the agent
+parses whole calls itself instead, as chapter 0 parses its `Action:` lines: the same
+lesson, applied to chapter 1's protocol.
 """
 
 from __future__ import annotations
@@ -30,19 +31,31 @@ MAX_OBJECTS = 20  # a reply is short; past this many `{` it is prose or code, no
 # A reply that is only a call's name, as some chat formats begin a call (`functions.bash:`):
 # the server cut the call off, or blanked it; taken for text, it would end the run "done".
 EMPTY_CALL = re.compile(r"\s*(?:functions\.)?([A-Za-z_][\w-]*)\s*:?\s*")
+# How llama-cpp-python's chatml-function-calling format writes a call: `functions.NAME:`,
+# then the arguments as a JSON object.  The prefix is the format's, never an answer's.
+FUNCTIONS_CALL = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:\s*")
+# The start of a call as a JSON object (fenced or bare) that names a tool; a reply that
+# begins so, or with a <tool_call> tag, and holds no whole call was cut off.
+BEGUN_CALL = re.compile(r'\s*(?:```(?:json)?\s*)?\{\s*"name"\s*:\s*"([\w-]+)"')
 
-SERVER_SETTINGS = (
+SERVER_FIXES = (
     "start llama.cpp's llama-server with --jinja; llama-cpp-python's server with "
     "--chat_format chatml-function-calling; vLLM with --enable-auto-tool-choice "
     "--tool-call-parser NAME (hermes for Qwen); on Ollama, pick a model whose page lists "
-    f"tools. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
+    "tools"
+)
+# A whole call in the text can also be parsed by the agent; a cut-off one cannot.
+SERVER_SETTINGS = (
+    f"{SERVER_FIXES}. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
 )
 
 
 class ToolCallInText(ModelError):
     """The model wrote a tool call as text and the server did not turn it into one.
 
-    It carries the reply, so a recording keeps it and its replay stops the same way.
+    It carries the reply, so a recording keeps it and its replay stops the same way, and
+    its usage (`spent`): the server read the request and wrote the reply, so the loop
+    counts the turn and its tokens.
     """
 
     stop = "tool_call_in_text"
@@ -50,28 +63,25 @@ class ToolCallInText(ModelError):
     def __init__(self, message: str, reply: Reply) -> None:
         super().__init__(message)
         self.reply = reply
+        self.spent = (reply.usage,)
 
 
 def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
     """The reply as it is, or with the calls its text holds (when parsing is switched on).
 
     Raises ToolCallInText when the reply was offered tools, holds no tool call, and its
-    text holds a call to one of them, unless `AGENT_TEXT_TOOL_CALLS=1`.
+    text holds a call to one of them, unless `AGENT_TEXT_TOOL_CALLS=1`; or holds only the
+    start of a call (`begun_call`), which no setting of ours can run.
     """
     if not tools or any(block["type"] == "tool_use" for block in reply.content):
         return reply
     text = "\n".join(block["text"] for block in reply.content if block["type"] == "text")
     names = {tool["name"] for tool in tools}
-    empty = EMPTY_CALL.fullmatch(text)
-    if empty and empty.group(1) in names:  # the call's name and nothing after it
-        raise ToolCallInText(
-            f"the server sent {text.strip()!r}, the start of a call to {empty.group(1)} with "
-            f"nothing after it, as the model's text: a server setting, not an answer: "
-            f"{SERVER_SETTINGS}",
-            reply,
-        )
     calls = calls_in_text(text, names)
     if not calls:
+        begun = begun_call(text, names)
+        if begun is not None:
+            raise ToolCallInText(f"{begun}: {SERVER_FIXES}", reply)
         return reply
     if os.environ.get(PARSE_VARIABLE) == "1":
         blocks: list[Block] = [
@@ -89,14 +99,47 @@ def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
     )
 
 
+def begun_call(text: str, names: set[str]) -> str | None:
+    """What a reply holding no whole call began, if it began a call: the server sent a
+    call's start alone (`functions.bash:`), or one cut off (`<tool_call>{"name": "ba`).
+
+    Taken for text, such a reply would end the run "done" with nothing done.  A name alone
+    counts only as an offered tool's (`Done:` is an answer); after `functions.`, the chat
+    format's own prefix, any name counts when nothing but a JSON object follows.
+    """
+    stripped = text.strip()
+    empty = EMPTY_CALL.fullmatch(text)
+    prefixed = FUNCTIONS_CALL.match(stripped)
+    rest = stripped[prefixed.end() :] if prefixed else ""
+    if empty and (empty.group(1) in names or prefixed):
+        whose = " (llama-cpp-python's chatml-function-calling format)" if prefixed else ""
+        return (
+            f"the server sent {stripped!r}, the start of a call to {empty.group(1)}{whose} "
+            "with nothing after it, as the model's text: a server setting, not an answer"
+        )
+    named = BEGUN_CALL.match(text)
+    if (
+        stripped.startswith("<tool_call>")
+        or (prefixed and (prefixed.group(1) in names or rest.startswith("{")))
+        or (named and named.group(1) in names)
+    ):
+        shown = stripped if len(stripped) <= 60 else stripped[:60] + "…"
+        return (
+            f"the server sent {shown!r}, the start of a tool call with no whole call after "
+            "it (cut off or empty), as the model's text: a server setting, not an answer"
+        )
+    return None
+
+
 def calls_in_text(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(name, arguments) of each JSON object in `text` shaped like a call to one of `names`.
+    """(name, arguments) of each call to one of `names` written in `text`.
 
     The shapes local models write: {"name": …, "arguments": {…}} (or "parameters",
     "input"), the arguments as an object or as JSON text, alone, in a fenced block or
-    in a <tool_call> tag; also {"function": {"name": …, "arguments": …}}.
+    in a <tool_call> tag; also {"function": {"name": …, "arguments": …}}; and
+    llama-cpp-python's `functions.NAME:` followed by the arguments' object.
     """
-    calls = []
+    calls = functions_calls(text, names)
     for found in json_objects(text):
         call = found.get("function") if isinstance(found.get("function"), dict) else found
         name = call.get("name")
@@ -108,6 +151,20 @@ def calls_in_text(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]
                 continue
         if name in names and isinstance(arguments, dict):
             calls.append((name, arguments))
+    return calls
+
+
+def functions_calls(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """(name, arguments) of each `functions.NAME:` in `text` followed by a JSON object."""
+    calls = []
+    decoder = json.JSONDecoder()
+    for found in list(FUNCTIONS_CALL.finditer(text))[:MAX_OBJECTS]:
+        try:
+            arguments, _ = decoder.raw_decode(text, found.end())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if found.group(1) in names and isinstance(arguments, dict):
+            calls.append((found.group(1), arguments))
     return calls
 
 

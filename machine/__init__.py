@@ -2,12 +2,14 @@
 
 As `llm` is the boundary to the model, this package is the boundary to the machine:
 regular files opened, read as a stream and replaced safely (`files`), commands run
-with a timeout and stopped with all they started (`commands`, `processes`), locks
-between processes (`locks`), JSON-lines files appended durably and read back after a
-crash (`jsonl`), a folder of such logs followed as it grows (`logs`), and an inverted
-index built from them, kept in a file beside them (`postings`).  Each difference
-between Linux, macOS and Windows is handled here, by what the system has, so the
-chapters hold only their lessons.  It imports nothing of the course.
+with a timeout and stopped with all they started (`commands`, `processes`), the guard
+that refuses plainly destructive commands (`guard`), locks between processes
+(`locks`), a wait through Ctrl-C (`interrupts`), JSON-lines files appended durably and
+read back after a crash (`jsonl`), a folder of such logs followed as it grows
+(`logs`), and an inverted index built from them, kept in a file beside them
+(`postings`).  Each difference between Linux, macOS and Windows is handled here, by
+what the system has, so the chapters hold only their lessons.  It imports nothing of
+the course.
 """
 
 from . import jsonl
@@ -47,6 +49,8 @@ from .files import (
     write_at,
     write_text,
 )
+from .guard import refusal_reason
+from .interrupts import wait_through_ctrl_c
 from .locks import Lock, LockBusy, hold
 from .logs import Logs
 from .postings import PostingsFile
@@ -86,10 +90,12 @@ __all__ = [
     "read_at",
     "read_lines",
     "read_text",
+    "refusal_reason",
     "shown_name",
     "run",
     "run_command",
     "stop_running_commands",
     "write_at",
+    "wait_through_ctrl_c",
     "write_text",
 ]

@@ -24,7 +24,7 @@ import llm
 from llm import Reply, RunResult, Usage
 from llm.anthropic_model import AnthropicModel
 from llm.cassette import RecordingModel, ReplayModel, read_cassette
-from llm.openai_model import OpenAIModel
+from llm.openai_model import OpenAIModel, lacks_version
 from llm.provider_http import DEFAULT_RETRIES, HOSTED_TIMEOUT, LOCAL_TIMEOUT, is_local
 from tests.fake_provider import (
     NO_RETRY,
@@ -1224,3 +1224,46 @@ def test_a_500_says_the_server_answered_and_failed_not_that_it_is_not_running(
 
     assert "answered HTTP 500" in message and "llama_decode returned -3" in message
     assert "its own log" in message and "Is the server running" not in message
+
+
+@pytest.mark.parametrize("name", ["gpt-test", "completions"])
+def test_a_404_at_a_base_url_without_v1_says_it_probably_lacks_v1(
+    name: str, fake_provider: FakeProvider
+) -> None:
+    """Without /v1, every path of the server is unknown.  Its 404 may quote the request,
+    and so name the model (`completions` is in `/chat/completions`): still the address."""
+    model = OpenAIModel(name, api_key="sk-test", base_url=fake_provider.url)
+
+    message = model_error(model)
+
+    assert fake_provider.requests[0].path == "/chat/completions"
+    assert "OPENAI_BASE_URL probably lacks /v1" in message
+    assert f"try OPENAI_BASE_URL={fake_provider.url}/v1" in message
+    assert "no model" not in message
+
+
+@pytest.mark.parametrize(
+    ("base_url", "lacks"),
+    [
+        ("http://localhost:8000", True),
+        ("http://localhost:8000/", True),
+        ("https://api.deepseek.com", True),  # a 404 there is said both ways: see the message
+        ("http://localhost:8000/v1", False),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1", False),
+        ("https://open.bigmodel.cn/api/paas/v4", False),  # GLM: a version, not /v1
+        (None, False),  # OpenAI itself
+    ],
+)
+def test_which_base_urls_lack_a_version(base_url: str | None, lacks: bool) -> None:
+    assert lacks_version(base_url) is lacks
+
+
+def test_a_5xx_from_anthropic_says_it_answered_and_failed(
+    anthropic_model: AnthropicModel, fake_provider: FakeProvider
+) -> None:
+    fake_provider.fail(500, ERROR_BODIES["anthropic"]["server"], NO_RETRY)
+
+    message = model_error(anthropic_model)
+
+    assert "answered HTTP 500" in message and "failed on this request" in message
+    assert "did not answer" not in message

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from llm import CassetteError, Reply, Usage
-from llm.cassette import RecordingModel, ReplayModel, read_cassette
+from llm.anthropic_model import AnthropicModel
+from llm.cassette import RecordingModel, ReplayModel, read_cassette, without_varying
+from llm.result import text_of
+from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
+from v4_memory.agent import run as chapter_4
 
 HEADER = {"format": "cassette/1", "provenance": "scripted", "chapter": "v1_tool_loop"}
 TEXT = {"type": "text", "text": "Let me look."}
@@ -304,3 +310,82 @@ def test_a_child_key_used_again_gets_its_own_section_on_record_and_replay(
     replay = ReplayModel(target)
     again = [replay.child("call_0").complete("s", hello).content[0]["text"] for _ in range(2)]
     assert again == ["first child", "second child"]
+
+
+# --- what --strict compares when the tools run for real -----------------------------------
+
+VARYING = """import random, tempfile
+print(f"1 passed in {random.uniform(0.1, 9):.4f}s")
+print("kept in", f"{tempfile.gettempdir()}/scratch-{random.randrange(10**9)}/out.txt")
+"""
+# A wrong answer to the rule: output that varies in what a strict replay must compare.
+UNRULY = VARYING + "print('seed', random.randrange(10**9))\n"
+
+
+def record_chapter_4(
+    script: str, fake_provider: FakeProvider, anthropic_model: AnthropicModel, tmp_path: Path
+) -> Path:
+    """Chapter 4 live, through the fake provider, recorded: one command, then an answer."""
+    workdir = tmp_path / "live"
+    workdir.mkdir()
+    (workdir / "report.py").write_text(script)
+    command = f"{shlex.quote(sys.executable)} report.py"
+    fake_provider.reply(anthropic_message(
+        tool_use("toolu_1", "bash", {"command": command}), stop_reason="tool_use"
+    ))  # fmt: skip
+    fake_provider.reply(anthropic_message(text("The tests pass.")))
+    cassette = tmp_path / "run.jsonl"
+    with RecordingModel(anthropic_model, cassette, chapter="v4_memory", task=TASK) as recorder:
+        assert chapter_4(TASK, model=recorder, workdir=workdir).stop == "done"
+    return cassette
+
+
+def replay_chapter_4(cassette: Path, tmp_path: Path, script: str) -> Any:
+    workdir = tmp_path / "again"
+    workdir.mkdir()
+    (workdir / "report.py").write_text(script)
+    return chapter_4(TASK, model=ReplayModel(cassette, strict=True), workdir=workdir)
+
+
+TASK = "Run report.py and say what it reports."
+
+
+def test_a_strict_replay_of_a_live_run_leaves_out_durations_and_temporary_paths(
+    fake_provider: FakeProvider, anthropic_model: AnthropicModel, tmp_path: Path
+) -> None:
+    cassette = record_chapter_4(VARYING, fake_provider, anthropic_model, tmp_path)
+
+    replayed = replay_chapter_4(cassette, tmp_path, VARYING)
+
+    assert replayed.stop == "done", replayed.error
+    outputs = [text_of(m["content"][0]["content"]) for m in replayed.messages[2:3]]
+    assert "1 passed in " in outputs[0] and "/scratch-" in outputs[0]  # it really ran again
+    assert len(fake_provider.requests) == 2  # the replay never reached the provider
+
+
+def test_a_strict_replay_still_stops_where_other_output_differs_and_shows_the_rule(
+    fake_provider: FakeProvider, anthropic_model: AnthropicModel, tmp_path: Path
+) -> None:
+    cassette = record_chapter_4(UNRULY, fake_provider, anthropic_model, tmp_path)
+
+    replayed = replay_chapter_4(cassette, tmp_path, UNRULY)
+
+    assert replayed.stop == "error"
+    assert "turn 2" in replayed.error and "message 3 (user) differs" in replayed.error
+    assert "with its temporary paths and durations left out: VARYING_OUTPUT" in replayed.error
+
+
+@pytest.mark.parametrize(
+    ("printed", "compared"),
+    [
+        ("===== 1 passed in 0.59s =====", "===== 1 passed in <duration> ====="),
+        ("Ran 3 tests in 0.001s\nOK", "Ran 3 tests in <duration>\nOK"),
+        ("rootdir: /tmp/v4-demo-2", "rootdir: <tmp>"),
+        ('File "/tmp/lab-compare-1/one-bug-v1-1/stats.py", line 4', 'File "<tmp>", line 4'),
+        ("took 12 ms, then 3 seconds", "took <duration>, then <duration>"),
+        ("python3.12s and 2 files in v1s", "python3.12s and 2 files in v1s"),  # not durations
+        ("stats.py:12: AssertionError: 3 != 2", "stats.py:12: AssertionError: 3 != 2"),
+    ],
+)
+def test_what_varies_in_tool_output_is_named_by_one_rule(printed: str, compared: str) -> None:
+    assert without_varying(printed) == compared

@@ -279,13 +279,11 @@ WRONG_REMINDERS = {
         READ_BACK,
     ],
     "every quiet turn": [
-        """\
-        --- a/v2_todos/agent.py
-        +++ b/v2_todos/agent.py
-        @@ quiet_turns = plan.quiet_turns_after(calls)
-        -            if quiet_turns:  # left alone for `remind_after` turns: bring the plan back up
-        +            if quiet_turns or plan.quiet_turns:
-        """,
+        "--- a/v2_todos/agent.py\n+++ b/v2_todos/agent.py\n"
+        "@@ quiet_turns = plan.quiet_turns_after(calls)\n"
+        '-            if quiet_turns and "todo_write" in tools:'
+        "  # left alone for `remind_after` turns\n"
+        "+            if quiet_turns or plan.quiet_turns:\n",
         reminder_line(WITH_THE_PLAN),
         READ_BACK,
     ],

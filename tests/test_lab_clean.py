@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.clean import clean
-from llm.cli import fresh_folder
+from llm.demo import fresh_folder
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -28,9 +28,12 @@ from lab.tasks import featured_names, load_task
 from llm import Model, Reply
 from llm.cassette import read_cassette
 from llm.result import tool_uses
+from llm.tokens import estimate_request
 from llm.types import RUNTIME_TAG
 from tests.conftest import OfflineComparison
 from tests.fake_provider import FakeProvider, anthropic_message, openai_completion, text, tool_use
+from v1_tool_loop.agent import SYSTEM
+from v1_tool_loop.tools import TOOLS
 
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
@@ -429,6 +432,32 @@ def test_a_recording_replays_under_the_bounds_it_was_made_with(
     assert tables_of(replayed)["one-bug"][1][2] == tables_of(live)["one-bug"][1][2] == "max_turns"
     assert compare.main(["--replay-dir", str(runs), "--max-turns", "1"]) == 0  # a bound given wins
     assert tables_of(capsys.readouterr().out)["one-bug"][1][3] == "1"
+
+
+def test_a_recording_replays_in_the_window_it_was_made_in(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live run that --window stopped at its second request keeps the window in its
+    header, and --replay-dir alone stops there again: without it, the replay would ask
+    for a second reply the recording does not hold."""
+    first = [{"role": "user", "content": load_task("one-bug").prompt}]
+    window = estimate_request(SYSTEM, first, TOOLS) + 20  # the first request fits, not stats.py
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    runs, records = tmp_path / "runs", tmp_path / "records.json"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    compare.main([*argv, "--window", str(window), "--record-dir", str(runs)])
+    (cassette,) = runs.rglob("*.jsonl")
+    assert read_cassette(cassette)[0]["bounds"] == {"window": window}
+    capsys.readouterr()
+
+    compare.main(["--replay-dir", str(runs), "--json", str(records)])
+    (record,) = json.loads(records.read_text())["records"]
+    assert (record["outcome"], record["turns"]) == ("window full", 1)
+    assert f"the context window is {window:,} (--window)" in record["error"]
+    compare.main(["--replay-dir", str(runs), "--window", "1000000", "--json", str(records)])
+    (record,) = json.loads(records.read_text())["records"]  # a window given wins
+    assert record["outcome"] == "model error" and "asked for reply 2" in record["error"]
 
 
 def test_a_live_run_of_the_long_task_reads_fresh_logs_and_its_replay_the_same(
@@ -857,19 +886,20 @@ def test_a_comparison_where_no_run_could_finish_says_so_and_fails(
     assert "error: no run could finish (2 rate limited): the tables measure nothing" in err
 
 
+@pytest.mark.parametrize("chapter", ["v1", "v2", "v3", "v4"])
 def test_a_call_the_server_left_in_the_text_is_a_setting_that_could_not_finish(
-    fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    chapter: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The reply came, and was paid for: its turn and tokens count; the run is not "not
-    solved" by the chapter but stopped by the server's tool-call setting."""
+    """The reply came, and was paid for: each chapter's loop counts its turn and tokens;
+    the run is not "not solved" by the chapter but stopped by the server's setting."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.url + "/v1")
-    call = '```json\n{"name": "bash", "arguments": {"command": "ls"}}\n```'
-    fake_provider.reply(openai_completion(call, usage=(757, 141)))
+    fake_provider.reply(openai_completion("functions.bash:", usage=(757, 141)))
     records = tmp_path / "r.json"
-    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "openai:local"]
+    argv = ["--task", "one-bug", "--chapters", chapter, "--model", "openai:local"]
     assert compare.main([*argv, "--json", str(records)]) == 1  # nothing could finish
     (record,) = json.loads(records.read_text())["records"]
     assert record["stop"] == "tool_call_in_text" and record["outcome"] == "tool-call setting"
     assert record["verdict"] == "could not finish: tool-call setting"
     assert (record["turns"], record["input_tokens"], record["output_tokens"]) == (1, 757, 141)
+    assert record["context_per_turn"] == [757]

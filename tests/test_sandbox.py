@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from machine.files import COUNT_LIMIT, EDIT_LIMIT
+from machine.guard import refusal_reason
 from tests.test_tools import is_running
-from v1_tool_loop.sandbox import refusal_reason
 from v1_tool_loop.tools import OUTPUT_LIMIT, ToolResult, run_tool
 
 ROOT = os.geteuid() == 0

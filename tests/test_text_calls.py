@@ -29,6 +29,7 @@ NAMES = {"bash", "read_file"}
         '<tool_call>\n{"name": "bash", "arguments": "{\\"command\\": \\"ls\\"}"}\n</tool_call>',
         'Calling: {"name": "bash", "parameters": {"command": "ls"}} now.',
         '{"type": "function", "function": {"name": "bash", "arguments": {"command": "ls"}}}',
+        'functions.bash:\n{"command": "ls"}',  # llama-cpp-python's chatml-function-calling
     ],
 )
 def test_the_shapes_local_models_write_are_found(text: str) -> None:
@@ -78,7 +79,9 @@ def test_a_call_left_in_the_text_stops_the_run_and_says_what_to_change(
     assert "AGENT_TEXT_TOOL_CALLS=1" in line
 
 
-@pytest.mark.parametrize("text", ["functions.bash:", "functions.read_file:\n", " bash: "])
+@pytest.mark.parametrize(
+    "text", ["functions.bash:", "functions.read_file:\n", " bash: ", "functions.list_files:"]
+)
 def test_a_reply_that_is_only_a_calls_name_is_a_server_setting_not_an_answer(
     text: str,
     tmp_path: Path,
@@ -94,9 +97,47 @@ def test_a_reply_that_is_only_a_calls_name_is_a_server_setting_not_an_answer(
     assert code == 1 and "── tool_call_in_text:" in out  # not "done" with nothing done
     (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
     assert repr(text.strip()) in line and "with nothing after it" in line
+    assert "AGENT_TEXT_TOOL_CALLS" not in line  # parsing the text cannot mend a cut call
 
 
-@pytest.mark.parametrize("text", ["functions.unknown:", "Done:", "bash: the tests pass."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "bash", "arguments": {"command": "l',
+        "<tool_call>\n</tool_call>",
+        'functions.bash:\n{"command": "l',
+        'functions.list_files:\n{"path": ',
+        '```json\n{"name": "read_file", "arguments": {"pa',
+    ],
+)
+def test_a_call_cut_off_or_empty_in_the_text_is_a_server_setting_not_an_answer(
+    text: str,
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_provider.reply(openai_completion(text))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path)
+
+    out, err = capsys.readouterr()
+    assert code == 1 and "── tool_call_in_text:" in out
+    (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
+    assert "no whole call after it (cut off or empty)" in line and "--jinja" in line
+    assert "AGENT_TEXT_TOOL_CALLS" not in line  # parsing the text cannot mend a cut call
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Done:",
+        "bash: the tests pass.",
+        "functions.py holds the helpers.",
+        "functions.py: the helpers live there.",
+        'The file holds {"name": "bash", "arguments": {"comm',  # prose first: not a reply
+    ],
+)
 def test_a_short_answer_that_is_not_an_offered_call_is_an_answer(
     text: str, tmp_path: Path, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +207,24 @@ def test_the_check_that_tools_reach_the_model_succeeds_on_a_first_call(
     assert "the tools reached the model: its one turn called bash" in out
     assert "stopped" not in err
     assert fake_provider.requests[0].body["tool_choice"] == "auto"
+
+
+def test_the_one_turn_check_fails_on_a_calls_name_alone_and_counts_its_turn(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """What llama-cpp-python's server sent with one setting: the turn and its tokens were
+    spent, and the check must not pass, nor read as a run that did nothing at all."""
+    fake_provider.reply(openai_completion("functions.bash:", usage=(757, 141)))
+
+    code = run_chapter_1(fake_provider, monkeypatch, tmp_path, "--max-turns", "1")
+
+    out, err = capsys.readouterr()
+    assert code == 1 and "reached" not in out
+    assert "── tool_call_in_text: 1 turn, 0 tool calls, 757 tokens in, 141 out" in out
+    assert "stopped: the server sent 'functions.bash:'" in err
 
 
 def test_a_one_turn_answer_without_a_call_is_done_and_no_check(

@@ -44,6 +44,7 @@ def run(
     console = console or Console(quiet=True)
     messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
     usage = []
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -55,10 +56,11 @@ def run(
                     console.say(block["text"])
 
             if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
-                close_open_turn(messages, CUT_OFF)
-                return RunResult("max_tokens", messages, usage)
+                stop, why = "max_tokens", CUT_OFF
+                break
             if reply.stop_reason != "tool_use":
-                return RunResult("done", messages, usage)
+                stop, why = "done", ""
+                break
 
             # Appended before the tools run, so an interrupt keeps the finished results.
             results: list[dict] = []
@@ -67,20 +69,13 @@ def run(
                 console.tool_call(call["name"], call["input"])
                 result = run_tool(call["name"], call["input"], workdir)
                 console.tool_result(result.content, result.is_error)
-                results.append(
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": call["id"],
-                        "content": result.content,
-                        "is_error": result.is_error,
-                    }
-                )
+                results.append(result.to_block(call))
     except KeyboardInterrupt:
-        close_open_turn(messages, INTERRUPTED)
-        return RunResult("interrupted", messages, usage)
+        stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
-        close_open_turn(messages, f"model error: {error}")
-        return RunResult(error.stop, messages, usage, error=str(error))
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
-    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
-    return RunResult("max_turns", messages, usage)
+    if why:  # the one way out: a turn cut short gets an answer for each open call, and why
+        close_open_turn(messages, why)
+    return RunResult(stop, messages, usage, failure)

@@ -29,11 +29,12 @@ from machine import (
     ToolError,
     read_lines,
     read_text,
+    refusal_reason,
     run_command,
     write_text,
 )
 
-from .sandbox import refusal_reason, safe_path
+from .sandbox import safe_path
 
 DEFAULT_TIMEOUT = 60  # seconds a bash command may run unless the model asks for more
 MAX_TIMEOUT = 600
@@ -46,6 +47,15 @@ class ToolResult:
 
     content: str
     is_error: bool = False
+
+    def to_block(self, call: dict[str, Any]) -> dict[str, Any]:
+        """The tool_result block that answers `call`, for the next user message."""
+        return {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": self.content,
+            "is_error": self.is_error,
+        }
 
 
 TOOLS: list[dict[str, Any]] = [

@@ -19,6 +19,7 @@ only keeps count of how long the model has ignored it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from llm import Console, Message, Model, ModelError
@@ -26,7 +27,7 @@ from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, run_tool
 
-from .todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, PlanRunResult, answered, latest_plan
+from .todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, PlanRunResult, latest_plan
 
 SYSTEM = """You are a coding agent working in a project directory on the user's machine.
 Use the tools to look around, run commands, and change files; paths are relative to
@@ -38,6 +39,8 @@ For a task of several steps, first write a plan with todo_write, then keep it up
 date: exactly one item in_progress at a time, and each item marked completed as soon
 as it is done, not all at the end."""
 
+TOOLS = {**SCHEMAS, "todo_write": TODO_TOOL}  # chapter 1's tools, and the plan's
+
 
 def run(
     task: str,
@@ -48,19 +51,25 @@ def run(
     history: list[Message] | None = None,
     console: Console | None = None,
     remind_after: int = REMIND_AFTER,
+    system: str = SYSTEM,
+    tools: Mapping[str, dict] = TOOLS,
+    handlers: Mapping[str, Callable[..., str]] = HANDLERS,
 ) -> PlanRunResult:
-    """Work on `task` until the model stops asking for tools, or `max_turns` model calls."""
+    """Work on `task` until the model stops asking for tools, or `max_turns` model calls.
+
+    `system` and `tools` (with the `handlers` that run them) are this chapter's agent's
+    unless given: chapter 3 starts its child agents here, each with its type's."""
     console = console or Console(quiet=True)
     messages: list[Message] = [*(history or []), {"role": "user", "content": task}]
     usage = []
-    # The plan so far, read back from the history, and chapter 1's tools plus todo_write.
+    # The plan so far, read back from the history; todo_write, when offered, replaces it.
     plan = Plan(latest_plan(messages), remind_after)
-    schemas = {**SCHEMAS, "todo_write": TODO_TOOL}
-    handlers = {**HANDLERS, "todo_write": plan.write}
+    handlers = {**handlers, "todo_write": plan.write}
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
-                reply = model.complete(SYSTEM, messages, tools=list(schemas.values()))
+                reply = model.complete(system, messages, tools=list(tools.values()))
             usage.append(reply.usage)
             messages.append({"role": "assistant", "content": reply.content})
             for block in reply.content:
@@ -68,10 +77,11 @@ def run(
                     console.say(block["text"])
 
             if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
-                close_open_turn(messages, CUT_OFF)
-                return PlanRunResult("max_tokens", messages, usage)
+                stop, why = "max_tokens", CUT_OFF
+                break
             if reply.stop_reason != "tool_use":
-                return PlanRunResult("done", messages, usage)
+                stop, why = "done", ""
+                break
 
             # Appended before the tools run, so an interrupt keeps the finished results.
             results: list[dict] = []
@@ -80,26 +90,26 @@ def run(
             for call in calls:
                 console.tool_call(call["name"], call["input"])
                 result = run_tool(
-                    call["name"], call["input"], workdir, schemas=schemas, handlers=handlers
+                    call["name"], call["input"], workdir, schemas=tools, handlers=handlers
                 )
                 if call["name"] == "todo_write" and not result.is_error:
                     console.listing(result.content)  # the person watches the plan move
                 else:
                     console.tool_result(result.content, result.is_error)
-                results.append(answered(call, result))
+                results.append(result.to_block(call))
 
             # The reminder rides in the same message as the results, after them, so
             # every tool_use is still answered in the very next message.
             quiet_turns = plan.quiet_turns_after(calls)
-            if quiet_turns:  # left alone for `remind_after` turns: bring the plan back up
+            if quiet_turns and "todo_write" in tools:  # left alone for `remind_after` turns
                 results.append({"type": "text", "text": REMINDER})
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
     except KeyboardInterrupt:
-        close_open_turn(messages, INTERRUPTED)
-        return PlanRunResult("interrupted", messages, usage)
+        stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
-        close_open_turn(messages, f"model error: {error}")
-        return PlanRunResult(error.stop, messages, usage, error=str(error))
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
-    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
-    return PlanRunResult("max_turns", messages, usage)
+    if why:  # the one way out: a turn cut short gets an answer for each open call, and why
+        close_open_turn(messages, why)
+    return PlanRunResult(stop, messages, usage, failure)

@@ -39,7 +39,6 @@ from typing import Any
 from llm import Block, Message, RunResult
 from llm.result import tool_uses
 from machine import cap_output
-from v1_tool_loop.tools import ToolResult
 
 STATUSES = ("pending", "in_progress", "completed")
 KEYS = ("content", "status", "active_form")
@@ -215,17 +214,6 @@ class Plan:
             return 0
         quiet_turns, self.quiet_turns = self.quiet_turns, 0
         return quiet_turns
-
-
-def answered(call: Block, result: ToolResult) -> Block:
-    """The tool_result block that answers `call`: chapter 1's, built in one place for the
-    loops of this chapter and the next."""
-    return {
-        "type": "tool_result",
-        "tool_use_id": call["id"],
-        "content": result.content,
-        "is_error": result.is_error,
-    }
 
 
 # --- reading the plan back from the conversation --------------------------------------

@@ -28,7 +28,7 @@ from llm import Console, Message, Model, ModelError
 from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
 from v1_tool_loop.tools import HANDLERS, SCHEMAS
-from v2_todos.todos import REMIND_AFTER, REMINDER, Plan, answered, latest_plan
+from v2_todos.todos import REMIND_AFTER, REMINDER, Plan, latest_plan
 
 from .search import SEARCH_HANDLERS
 from .subagents import ALL_SCHEMAS, AgentType, Children, DelegationRunResult
@@ -71,6 +71,7 @@ def run(
     schemas = {name: ALL_SCHEMAS[name] for name in MAIN.tools}
     handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
     children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
+    stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:
         for _ in range(max_turns):
             with console.thinking():
@@ -82,10 +83,11 @@ def run(
                     console.say(block["text"])
 
             if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
-                close_open_turn(messages, CUT_OFF)
-                return DelegationRunResult("max_tokens", messages, usage, children=children.records)
+                stop, why = "max_tokens", CUT_OFF
+                break
             if reply.stop_reason != "tool_use":
-                return DelegationRunResult("done", messages, usage, children=children.records)
+                stop, why = "done", ""
+                break
 
             # Appended before the tools run, so an interrupt keeps the finished results.
             results: list[dict] = []
@@ -97,7 +99,7 @@ def run(
                     console.listing(result.content)  # the person watches the plan move
                 else:
                     console.tool_result(result.content, result.is_error)
-                results.append(answered(call, result))
+                results.append(result.to_block(call))
 
             # The reminder rides in the same message as the results, after them, so
             # every tool_use is still answered in the very next message.
@@ -106,13 +108,11 @@ def run(
                 results.append({"type": "text", "text": REMINDER})
                 console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
     except KeyboardInterrupt:
-        close_open_turn(messages, INTERRUPTED)
-        return DelegationRunResult("interrupted", messages, usage, children=children.records)
+        stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
-        close_open_turn(messages, f"model error: {error}")
-        return DelegationRunResult(
-            error.stop, messages, usage, error=str(error), children=children.records
-        )
+        stop, why, failure = error.stop, f"model error: {error}", str(error)
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
 
-    close_open_turn(messages, f"stopped after {counted(max_turns, 'turn')}")
-    return DelegationRunResult("max_turns", messages, usage, children=children.records)
+    if why:  # the one way out: a turn cut short gets an answer for each open call, and why
+        close_open_turn(messages, why)
+    return DelegationRunResult(stop, messages, usage, failure, children=children.records)

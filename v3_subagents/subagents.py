@@ -14,24 +14,24 @@ three levels down; one level keeps the cost bounded and the story readable.
 from __future__ import annotations
 
 import itertools
-import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from llm import Block, Console, Message, Model, ModelError, RunResult, Usage
+import v2_todos  # a child agent is chapter 2's agent, run with its type's prompt and tools
+from llm import Block, Console, Message, Model, RunResult, Usage
 from llm.cassette import for_child
 from llm.console import counted
-from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, text_of, tool_uses
+from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
 from llm.wrapper import Wrapper
-from machine import ToolError, cap_output, stop_running_commands
+from machine import ToolError, cap_output, stop_running_commands, wait_through_ctrl_c
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
-from v2_todos.todos import REMINDER, TODO_TOOL, Plan, PlanRunResult, answered
+from v2_todos.todos import TODO_TOOL, PlanRunResult
 
 from .search import SEARCH_HANDLERS, SEARCH_TOOLS
 
@@ -109,6 +109,9 @@ ALL_SCHEMAS = {
     "todo_write": TODO_TOOL,
     "task": TASK_TOOL,
 }
+# And what runs them: chapter 1's handlers and the search tools' (each agent adds its
+# own plan's todo_write; no child gets `task`, so nothing here can start another child).
+ALL_HANDLERS = {**HANDLERS, **SEARCH_HANDLERS}
 CHILDREN = ThreadPoolExecutor(max_workers=4, thread_name_prefix="child")  # at most 4 at once
 
 
@@ -243,96 +246,21 @@ def finish(child: Future[ToolResult], stop: threading.Event, console: Console) -
     and their results then say they were interrupted; a second Ctrl-C also kills the
     commands still running, and once the child has ended, stops the parent's run too.
 
-    While it waits, Ctrl-C sets `stop` instead of raising KeyboardInterrupt: raised in the
-    middle of the future's own locking, the exception could leave a lock held for ever,
-    and the program could then never end.  It is raised after the wait instead.
+    The presses are counted while the main thread waits (`wait_through_ctrl_c`), not
+    raised in the middle of the future's own locking, and acted on after the wait.
     """
     if threading.current_thread() is not threading.main_thread():
         return child.result()  # only the main thread receives Ctrl-C
-    twice = threading.Event()
 
-    def first_ctrl_c(signum: int, frame: object) -> None:
+    def first_ctrl_c() -> None:
         stop.set()
         console.warn("stopping the child agents (Ctrl-C again to stop their commands too)")
-        signal.signal(signal.SIGINT, second_ctrl_c)
 
-    def second_ctrl_c(signum: int, frame: object) -> None:
-        stop_running_commands()  # a child's command would hold the program until it ends
-        twice.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a third stops waiting
-
-    previous = signal.signal(signal.SIGINT, first_ctrl_c)
-    try:
-        # In slices: Python may leave a Ctrl-C that comes just as a wait begins untaken
-        # until the wait ends; here that is the slice's end, not the child's.
-        while not wait([child], timeout=0.2).done:
-            continue
-        result = child.result()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if twice.is_set():
+    # A child's command would hold the program until it ends: the second stops them.
+    result, presses = wait_through_ctrl_c(child, [first_ctrl_c, stop_running_commands])
+    if presses >= 2:
         raise KeyboardInterrupt  # out of every lock now: the parent stops as interrupted
     return result
-
-
-def run_child(
-    kind: AgentType, prompt: str, *, model: Model, workdir: Path, console: Console
-) -> DelegationRunResult:
-    """A child agent's run: chapter 2's loop, started from nothing but `prompt`, with the
-    system prompt, the tools and the turn limit of its `kind`.
-
-    No kind has `task`, so a child runs its calls one after the other, as chapter 2 does;
-    a `code` child keeps a plan, and is reminded of it, as the main agent is.
-    """
-    messages: list[Message] = [{"role": "user", "content": prompt}]
-    usage = []
-    plan = Plan([])
-    schemas = {name: ALL_SCHEMAS[name] for name in kind.tools}
-    handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
-    try:
-        for _ in range(kind.max_turns):
-            with console.thinking():
-                reply = model.complete(kind.system, messages, tools=list(schemas.values()))
-            usage.append(reply.usage)
-            messages.append({"role": "assistant", "content": reply.content})
-            for block in reply.content:
-                if block["type"] == "text":
-                    console.say(block["text"])
-
-            if reply.stop_reason == "max_tokens":  # cut off: a call in it may be half written
-                close_open_turn(messages, CUT_OFF)
-                return DelegationRunResult("max_tokens", messages, usage)
-            if reply.stop_reason != "tool_use":
-                return DelegationRunResult("done", messages, usage)
-
-            # Appended before the tools run, so an interrupt keeps the finished results.
-            results: list[dict] = []
-            messages.append({"role": "user", "content": results})
-            calls = tool_uses(messages[-2])
-            for call in calls:
-                console.tool_call(call["name"], call["input"])
-                result = run_tool(
-                    call["name"], call["input"], workdir, schemas=schemas, handlers=handlers
-                )
-                if call["name"] == "todo_write" and not result.is_error:
-                    console.listing(result.content)  # the person watches the plan move
-                else:
-                    console.tool_result(result.content, result.is_error)
-                results.append(answered(call, result))
-
-            quiet_turns = plan.quiet_turns_after(calls)
-            if quiet_turns and "todo_write" in schemas:  # an explorer keeps no plan
-                results.append({"type": "text", "text": REMINDER})
-                console.note(f"  (reminder sent: no todo_write for {counted(quiet_turns, 'turn')})")
-    except KeyboardInterrupt:  # Ctrl-C, passed on by StoppableModel
-        close_open_turn(messages, INTERRUPTED)
-        return DelegationRunResult("interrupted", messages, usage)
-    except ModelError as error:
-        close_open_turn(messages, f"model error: {error}")
-        return DelegationRunResult(error.stop, messages, usage, error=str(error))
-
-    close_open_turn(messages, f"stopped after {counted(kind.max_turns, 'turn')}")
-    return DelegationRunResult("max_turns", messages, usage)
 
 
 class Children:
@@ -386,10 +314,17 @@ class Children:
     ) -> str:
         """Run a child of `agent_type` on `prompt`, from nothing; its report is the result."""
         kind = find_type(agent_type)
-        kind = replace(kind, max_turns=min(kind.max_turns, self.max_turns))
         console = self.console.child(description)
         console.note(f"▶ {agent_type} agent: {first_line(prompt)[:100]}")
-        model = StoppableModel(for_child(self.model, call_id), self.stop)
-        child = run_child(kind, prompt, model=model, workdir=workdir, console=console)
+        child = v2_todos.run(  # chapter 2's agent, from nothing but the prompt
+            prompt,
+            model=StoppableModel(for_child(self.model, call_id), self.stop),
+            workdir=workdir,
+            max_turns=min(kind.max_turns, self.max_turns),
+            console=console,
+            system=kind.system,
+            tools={name: ALL_SCHEMAS[name] for name in kind.tools},
+            handlers=ALL_HANDLERS,
+        )
         self.records.append(Child(call_id, description, agent_type, child))
         return child_report(agent_type, child)

@@ -33,7 +33,7 @@ from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, continuation, tool_uses
 from llm.types import said_last
 from v1_tool_loop.tools import HANDLERS, SCHEMAS
-from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan, answered
+from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan
 from v3_subagents.search import SEARCH_HANDLERS
 from v3_subagents.subagents import TASK_TOOL, Children
 
@@ -165,7 +165,7 @@ def run(
                     console.listing(result.content)  # the person watches the plan move
                 else:
                     console.tool_result(result.content, result.is_error)
-                results.append(answered(call, result))
+                results.append(result.to_block(call))
 
             # The reminder rides in the same message as the results, after them, so
             # every tool_use is still answered in the very next message.
@@ -179,6 +179,7 @@ def run(
         stop, why = "interrupted", INTERRUPTED
     except ModelError as error:
         stop, why, failure = error.stop, f"model error: {error}", str(error)  # ContextFull too
+        usage.extend(error.spent)  # a reply that came, and was paid for, though unusable
     except SessionError as error:  # a full disk, say: nothing more can be written, or closed
         stop, why, failure = "error", "", str(error)
 

@@ -10,7 +10,7 @@ runs the chapter (on a fresh copy of its demo workspace, with a cassette written
 or the one you name) or calls the function the exercise changes, on cases made fresh
 each time, and looks at the result.  When the exercise is not done yet, it says what it
 saw and gives a hint.  Exercises that need a live model, or ask for a measurement or an
-explanation, have no check here; the worked solutions give a rubric for each.
+explanation, have no check here; docs/en/rubrics.md gives a rubric for each.
 
 One module per chapter (`chapter0.py` … `chapter4.py`) holds that chapter's checks;
 `check.py` holds what they share.

@@ -279,7 +279,7 @@ DOORS = {
 
 def which_door(args: Any, answer: str) -> str | None:
     """Which of the three doors refused this bash call, judged by the chapter's own rules."""
-    from v1_tool_loop.sandbox import refusal_reason
+    from machine.guard import refusal_reason
     from v1_tool_loop.tools import SCHEMAS, argument_problem
 
     if argument_problem(SCHEMAS["bash"], args):

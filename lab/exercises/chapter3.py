@@ -157,9 +157,9 @@ def test_agent_type(words: list[str]) -> Verdict:
         seen = Said(f"{case}; run_tests answered: {ran}", f"{zh}；run_tests 的回答：{ran}")
         hint = Said(
             "run_tests runs the project's tests (python -m unittest discover -s tests) and returns"
-            " what they print; add its schema to ALL_SCHEMAS and its handler to run_child's",
+            " what they print; add its schema to ALL_SCHEMAS and its handler to ALL_HANDLERS",
             "run_tests 要运行项目的测试（python -m unittest discover -s tests）并返回输出；"
-            "把它的 schema 加进 ALL_SCHEMAS，处理函数加进 run_child 的 handlers",
+            "把它的 schema 加进 ALL_SCHEMAS，处理函数加进 ALL_HANDLERS",
         )
         return Verdict(False, seen, hint)
     tries = [f"bash: {marks[0]}", f"write_file: {marks[1]}", f"run_tests(command): {marks[2]}"]

@@ -68,21 +68,21 @@ class Exercise:
 
     title: Said
     check: Callable[[list[str]], Verdict] | None = None  # given the words after N.M
-    unchecked: Said | None = None  # why no program can tell; the rubric is in the solutions
+    unchecked: Said | None = None  # why no program can tell; the rubric is in docs/*/rubrics.md
 
 
 LIVE = Said(
     "it needs a live model: compare your runs with the table the exercise asks for; "
-    "the solutions page has a rubric",
-    "它需要在线模型：把你的运行和练习要求的表格对照；参考答案页有评分标准",
+    "docs/en/rubrics.md has its rubric",
+    "它需要在线模型：把你的运行和练习要求的表格对照；评分标准见 docs/zh/rubrics.md",
 )
 MEASURE = Said(
-    "it asks for a measurement and what you make of it: the solutions page has a rubric",
-    "它要求测量并解读结果：参考答案页有评分标准",
+    "it asks for a measurement and what you make of it: docs/en/rubrics.md has its rubric",
+    "它要求测量并解读结果：评分标准见 docs/zh/rubrics.md",
 )
 EXPLAIN = Said(
-    "it asks you to explain what a command prints: the solutions page has a rubric",
-    "它要求解释命令的输出：参考答案页有评分标准",
+    "it asks you to explain what a command prints: docs/en/rubrics.md has its rubric",
+    "它要求解释命令的输出：评分标准见 docs/zh/rubrics.md",
 )
 
 

@@ -13,7 +13,7 @@ from lab.chapters import chapter
 from lab.words import word
 from llm import Message, Model
 from llm.cassette import ReplayModel, read_cassette
-from llm.cli import copy_private, fresh_folder
+from llm.demo import copy_private, fresh_folder
 from v4_memory.context import CUT_NOTE
 from v4_memory.session import SESSIONS_DIR, SessionStore
 

@@ -25,7 +25,7 @@ from lab.compare import offline_records
 from lab.runs import Record
 from llm import Console, Message, Model, Reply, RunResult
 from llm.cassette import ReplayModel, for_child, read_cassette
-from llm.cli import copy_private, fresh_folder
+from llm.demo import copy_private, fresh_folder
 from llm.wrapper import Wrapper
 from machine import USER_ID, ToolError, hold, private_folder
 
