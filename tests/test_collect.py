@@ -388,3 +388,37 @@ def test_a_command_of_a_handed_in_cassette_cannot_write_outside_either(tmp_path:
     assert done.returncode == 0, done.stderr
     assert "1.5     not done" in done.stdout  # the check ran the cassette
     assert list(victim.iterdir()) == []
+
+
+# What a student may add to chapter 1's tools to be marked done without doing the work:
+# leave at once with success, or say `done` the way the check says it, or write a
+# verdict where the checks' verdicts go, with a nonce guessed.
+GAMED = {
+    "quits": "import os as _os\n_os._exit(0)\n",
+    "exits": "raise SystemExit(0)\n",
+    "forges": (
+        "import json as _json, os as _os, pathlib as _pathlib\n"
+        "print('1.3 Add a list_dir tool: done. list_dir listed everything')\n"
+        "for _number in ('1.3', '1.6'):\n"
+        "    _pathlib.Path(_os.environ['HOME']).parent.joinpath(f'verdict-{_number}.json')"
+        ".write_text(_json.dumps({'nonce': '0' * 32, 'result': 'done', 'detail': 'done'}))\n"
+        "_os._exit(0)\n"
+    ),
+}
+
+
+def test_a_handin_that_games_the_verdict_is_not_marked_done(tmp_path: Path) -> None:
+    handins = tmp_path / "handins"
+    for name, code in GAMED.items():
+        chapter = handins / name / "session2" / "v1_tool_loop"
+        shutil.copytree(REPO / "v1_tool_loop", chapter)
+        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + code)
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--lang", "en",
+         "--json", str(tmp_path / "marks.json")],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
+    results = {(r["student"], r["item"]): r["result"] for r in rows if r["item"] in ("1.3", "1.6")}
+    assert results == {(name, n): "error" for name in GAMED for n in ("1.3", "1.6")}

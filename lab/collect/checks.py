@@ -1,23 +1,28 @@
 """Running a hand-in's exercise checks in its scratch copy, and marking its quiz.
 
-Each check is `python -m lab exercise N.M [FILE]` as the chapters' pages give it, run by
-`confined.py` in a process of its own whose current folder, home and temporary folder
-are the scratch copy's, with no key in its environment and a timeout that stops it and
-all it started.  Its exit code is the verdict (0 done, 1 not done); its first line of
-output is kept as what it saw.  The quiz is marked here, in the teacher's process: an
-answers file is read as text, and none of the hand-in's code runs for it.
+Each check is the one `python -m lab exercise N.M [FILE]` runs, called by `confined.py`
+in a process of its own whose current folder, home and temporary folder are the
+scratch copy's, with no key in its environment and a timeout that stops it and all it
+started.  The verdict is the one the check's function returned, written to a file with
+a nonce given only to that process: not its exit code nor its output, which the
+hand-in's code could give as well.  The quiz is marked here, in the teacher's process:
+an answers file is read as text, and none of the hand-in's code runs for it.
 
-Imports `lab.quiz`, `lab.collect.handins` and `machine` (to stop a process group).
+Imports `lab.quiz`, `lab.exercises.check`, `lab.collect.handins` and `machine` (to stop
+a process group).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.exercises.check import Said
 from lab.quiz.marking import AnswersError, mark, read_answers
 from machine.processes import own_group, stop_tree
 
@@ -25,6 +30,10 @@ from . import sealed
 from .handins import HANDED_FILES, Handin, printable, quiz_file
 
 OUTPUT_KEPT = 2_000  # characters of a check's output kept for the detail column
+NO_VERDICT = Said(
+    "no verdict: the check's process ended before the check had said anything",
+    "没有结论：检查还没说出结果，进程就结束了",
+)
 PASSED_ON = ("PATH", "SYSTEMROOT", "COMSPEC", "PATHEXT")  # what a command needs to be found
 
 
@@ -80,7 +89,7 @@ def first_word(path: Path) -> str:
 
 def run_check(handin: Handin, number: str, lang: str, timeout: float) -> Row:
     """One exercise check in the scratch copy; missing when it needs a file not handed in."""
-    words = ["exercise", number, "--lang", lang]
+    words = [number]
     if number in HANDED_FILES:
         handed = handin.files / HANDED_FILES[number]
         if not handed.is_file():
@@ -89,26 +98,48 @@ def run_check(handin: Handin, number: str, lang: str, timeout: float) -> Row:
         if not given:
             problem = f"{handed.name}: write the one answer the check takes, such as FILE:LINE"
             return Row(handin.student, handin.session, number, "refused", problem)
-        words.insert(2, given)
-    command = [sys.executable, "-m", "lab.collect.confined", str(handin.root), "--", *words]
+        words.append(given)
+    said = handin.root / f"verdict-{number}.json"
+    runner = ["-m", "lab.collect.confined", str(handin.root), str(said), lang, *words]
     if sealed.available():
-        command = [*sealed.UNSHARE, *command[:3], "--sealed", *command[3:]]
+        command = [*sealed.UNSHARE, sys.executable, runner[0], runner[1], "--sealed", *runner[2:]]
+    else:
+        command = [sys.executable, *runner]
+    nonce = secrets.token_hex(16)
     out = handin.root / f"check-{number}.out"
     with out.open("wb") as sink:
         process = subprocess.Popen(
-            command, cwd=handin.course, env=environment(handin, lang), stdin=subprocess.DEVNULL,
+            command, cwd=handin.course, env=environment(handin, lang), stdin=subprocess.PIPE,
             stdout=sink, stderr=subprocess.STDOUT, **own_group(),
         )  # fmt: skip
         try:
-            code = process.wait(timeout=timeout)
+            process.communicate(f"{nonce}\n".encode(), timeout=timeout)
         except subprocess.TimeoutExpired:
             stop_tree(process)
             process.wait()
             return Row(handin.student, handin.session, number, "timed out", f"over {timeout:g} s")
         finally:
             stop_tree(process)  # what the check started and left running
-    result = {0: "done", 1: "not done"}.get(code, "error")
-    return Row(handin.student, handin.session, number, result, verdict_line(out, number))
+    verdict = read_verdict(said, nonce)
+    if verdict is None:
+        seen = verdict_line(out, number) or NO_VERDICT(lang)
+        return Row(handin.student, handin.session, number, "error", seen)
+    result, detail = verdict
+    return Row(handin.student, handin.session, number, result, printable(detail))
+
+
+def read_verdict(path: Path, nonce: str) -> tuple[str, str] | None:
+    """The check's result and what it saw, if the file holds a verdict with this nonce:
+    the hand-in's code can write the file too, but does not know the nonce."""
+    try:
+        said = json.loads(path.read_bytes()[: OUTPUT_KEPT * 4])
+    except (OSError, ValueError):
+        return None
+    if not isinstance(said, dict) or said.get("nonce") != nonce:
+        return None
+    if said.get("result") not in ("done", "not done", "refused"):
+        return None
+    return said["result"], str(said.get("detail", ""))
 
 
 def mark_quiz(handin: Handin, lang: str) -> Row:

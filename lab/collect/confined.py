@@ -1,14 +1,17 @@
 """The process that runs a hand-in's exercise check, inside its scratch copy.
 
-    python -m lab.collect.confined SCRATCH -- exercise 1.3 --lang en
-    python -m lab.collect.confined --sealed SCRATCH -- …   in a mount namespace of its own
+    python -m lab.collect.confined SCRATCH VERDICT LANG 1.5 FILE    the nonce on stdin
+    python -m lab.collect.confined --sealed SCRATCH …   in a mount namespace of its own
 
 `lab.collect` starts it with the scratch copy as its current folder, home and temporary
 folder, and nothing of the teacher's environment but PATH (no keys).  Before the
 hand-in's code is imported, it sets limits (the size of a file, memory) and an audit
 hook that refuses, in this process, to write, remove, rename or link anything outside
 SCRATCH, to start a command anywhere else, and to connect to another machine.  Then it
-runs `python -m lab` with the words after `--`, as a learner would.  With `--sealed`
+calls the exercise's check, as `python -m lab exercise` does, and writes its verdict to
+the file VERDICT with the nonce it was given on stdin, so that a verdict written by the
+hand-in's code (which cannot know the nonce without searching the process for it) is
+not taken for the check's.  With `--sealed`
 (started by `unshare`, see `sealed.py`) it first makes every mount read-only but SCRATCH,
 which holds the commands it starts as well.
 
@@ -17,13 +20,14 @@ subprocess, socket): a guard against a hand-in that writes outside its copy, not
 sandbox.  Without `--sealed`, the commands the chapters' `bash` tool runs, and code that
 reaches the system another way, are held by the limits and the scratch folders only.
 
-Imports the standard library and `sealed.py` only, until the hook is in place.
+Imports the standard library and `sealed.py` only until the hook is in place, then
+`lab.exercises`, whose check it runs.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import runpy
 import sys
 from pathlib import Path
 from typing import Any
@@ -125,13 +129,39 @@ def limit() -> None:
         resource.setrlimit(which, (cap, hard))
 
 
+def judge(number: str, words: list[str], lang: str) -> tuple[str, str]:
+    """The check's verdict, read from the Verdict its function returns, and what it saw.
+
+    Not from an exit code nor a printed line, which the hand-in's code could give as
+    well: a hand-in that exits (or stops the process) before the check has said anything
+    leaves no verdict, and `checks.py` calls that an error.
+    """
+    from lab.exercises import EXERCISES, WORDS
+    from lab.exercises.check import ExerciseInputError
+
+    try:
+        verdict = EXERCISES[number].check(words)
+    except ExerciseInputError as error:  # the file handed in is not one the check takes
+        return "refused", error.said(lang)
+    except Exception as error:  # the hand-in's code failed inside the check  # noqa: BLE001
+        return "not done", f"{WORDS['failed'](lang)} {error!r}"
+    hint = f" {WORDS['hint'](lang)}{verdict.hint(lang)}" if verdict.hint else ""
+    return ("done" if verdict.done else "not done"), verdict.seen(lang) + hint
+
+
 def main(argv: list[str]) -> int:
+    """Read the nonce, seal and guard, run the check, write its verdict with the nonce."""
+    nonce = sys.stdin.readline().strip()  # before any code of the hand-in runs
     sealed = argv[:1] == ["--sealed"]
     argv = argv[1:] if sealed else argv
-    if len(argv) < 2 or argv[1] != "--":
-        print("usage: python -m lab.collect.confined [--sealed] SCRATCH -- WORDS…", file=sys.stderr)
+    if len(argv) < 4:
+        print(
+            "usage: python -m lab.collect.confined [--sealed] SCRATCH VERDICT LANG N.M [WORD]",
+            file=sys.stderr,
+        )
         return 2
-    root = Path(os.path.realpath(argv[0]))
+    root, verdict_file = Path(os.path.realpath(argv[0])), Path(argv[1])
+    lang, number, words = argv[2], argv[3], argv[4:]
     if sealed:
         try:
             seal(root)
@@ -140,11 +170,9 @@ def main(argv: list[str]) -> int:
             return 3
     limit()
     sys.addaudithook(guard(root))
-    sys.argv = ["lab", *argv[2:]]
-    try:
-        runpy.run_module("lab", run_name="__main__", alter_sys=True)
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
+    result, detail = judge(number, words, lang)
+    said = {"nonce": nonce, "result": result, "detail": detail}
+    verdict_file.write_text(json.dumps(said, ensure_ascii=False), encoding="utf-8")
     return 0
 
 
