@@ -422,3 +422,18 @@ def test_a_handin_that_games_the_verdict_is_not_marked_done(tmp_path: Path) -> N
     rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
     results = {(r["student"], r["item"]): r["result"] for r in rows if r["item"] in ("1.3", "1.6")}
     assert results == {(name, n): "error" for name in GAMED for n in ("1.3", "1.6")}
+
+
+def test_a_name_that_looks_like_a_formula_is_text_in_the_csv(tmp_path: Path) -> None:
+    handins = tmp_path / "handins"
+    (handins / "=HYPERLINK(1)").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--session", "1", "--lang", "en",
+         "--csv", str(tmp_path / "marks.csv"), "--json", str(tmp_path / "marks.json")],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with (tmp_path / "marks.csv").open(encoding="utf-8", newline="") as file:
+        assert [row["student"] for row in csv.DictReader(file)] == ["'=HYPERLINK(1)"]
+    rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
+    assert [row["student"] for row in rows] == ["=HYPERLINK(1)"]  # JSON is read as data

@@ -123,13 +123,23 @@ def summary(rows: list[Row], names: list[str], lang: str) -> str:
     return table(headers, cells)
 
 
+def inert(value: object) -> object:
+    """A cell a spreadsheet shows as text: one that starts like a formula (`=`, `+`, `-`,
+    `@`), from a folder's name or a check's output, is given a leading `'`."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
 def write_rows(rows: list[Row], csv_path: Path | None, json_path: Path | None) -> None:
     """The rows, one per check, as CSV and as JSON, for a spreadsheet or a script."""
     if csv_path is not None:
         with csv_path.open("w", newline="", encoding="utf-8") as file:
             writer = csv.DictWriter(file, fieldnames=list(Row.__dataclass_fields__))
             writer.writeheader()
-            writer.writerows(asdict(row) for row in rows)
+            writer.writerows(
+                {key: inert(value) for key, value in asdict(row).items()} for row in rows
+            )
     if json_path is not None:
         text = json.dumps([asdict(row) for row in rows], ensure_ascii=False, indent=1)
         json_path.write_text(text + "\n", encoding="utf-8")
