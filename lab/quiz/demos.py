@@ -5,7 +5,8 @@ from the run below, made with the chapter's own `run` on its demo cassette and a
 copy of its demo workspace (`lab.exercises.check.run_chapter`).  A change to a chapter
 that changes what its demo does changes the answer with it.
 
-Imports the chapters and `lab.exercises.check`; nothing of the quiz's own.
+Imports `lab.chapters`, `lab.exercises.check` (which run the chapters) and `llm`; nothing
+of the quiz's own.
 """
 
 from __future__ import annotations
