@@ -4,6 +4,8 @@
     python -m lab view RECORDS.json… [-o report.html] [--lang zh]   saved runs as one HTML page
     python -m lab tasks                                             the tasks and their checkers
     python -m lab exercise 2.3 [FILE]                               is this exercise done?
+    python -m lab quiz 2 [--answers FILE]                           what chapter 2 does, asked
+    python -m lab collect HANDINS [--csv FILE]                      a class's hand-ins, marked
     python -m lab capstone [--seed N]                               does chapter 4 ask first?
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
@@ -33,6 +35,8 @@ SUBCOMMANDS = {
     "shape": "lab.shape",
     "figures": "lab.figures",
     "exercise": "lab.exercises",
+    "quiz": "lab.quiz",
+    "collect": "lab.collect",
     "capstone": "lab.capstone",
     "clean": "lab.clean",
 }
