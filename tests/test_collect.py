@@ -165,6 +165,7 @@ def test_the_handed_files_are_those_the_checks_ask_for() -> None:
 
 
 @builds_on_the_solutions()
+@pytest.mark.docs  # the course as it ships beside a hand-in of the worked solutions
 def test_work_done_as_the_solutions_do_it_is_marked_done(collected: dict) -> None:
     assert collected["done"].returncode == 0, collected["done"].stderr
     ada = rows_of(collected, "ada")
@@ -176,6 +177,7 @@ def test_work_done_as_the_solutions_do_it_is_marked_done(collected: dict) -> Non
     assert notes_of(collected, "ada") == ["notes.md: not part of a session 2 hand-in"]
 
 
+@pytest.mark.docs  # the course as it ships beside a hand-in of the worked solutions
 def test_the_course_as_it_is_is_not_done_and_a_half_wrong_quiz_is_marked(collected: dict) -> None:
     bob = rows_of(collected, "bob")
     assert bob["1.3"]["result"] == "not done" and "list_dir" in bob["1.3"]["detail"]
@@ -185,6 +187,7 @@ def test_the_course_as_it_is_is_not_done_and_a_half_wrong_quiz_is_marked(collect
     assert bob["quiz 1"]["result"] == "2/5" and bob["quiz 1"]["detail"] == "✗ 2, 4, 5"
 
 
+@pytest.mark.docs  # the course as it ships beside a hand-in of the worked solutions
 def test_a_hostile_handin_reaches_nothing_of_the_teachers(collected: dict) -> None:
     victim = collected["victim"]
     assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
@@ -230,6 +233,7 @@ def test_every_write_the_hostile_code_tried_was_refused(tmp_path: Path) -> None:
     assert sorted(p.name for p in victim.iterdir()) == ["precious.txt"]
 
 
+@pytest.mark.docs  # the course as it ships beside a hand-in of the worked solutions
 def test_the_tables_and_files_say_the_same(collected: dict) -> None:
     out = collected["done"].stdout
     assert "note: eve: not a folder of its own (a link or a file), left out" in out
