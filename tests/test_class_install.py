@@ -60,12 +60,21 @@ def as_learner(
     name: str, home: Path, command: str, *, offline: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`command` in bash as the learner `name`, with a learner's bare environment (no key,
-    no PYTHONPATH); `offline` runs it where only the loopback exists."""
+    no PYTHONPATH); `offline` runs it where only the loopback exists, when this machine
+    lets root make such a place (a container may not: then no key is what keeps it off)."""
     argv = ["runuser", "-u", name, "--", "env", "-i", f"HOME={home}", "PATH=/usr/bin:/bin"]
     argv += ["LANG=C.UTF-8", "bash", "-c", command]
-    if offline:
+    if offline and without_network():
         argv = ["unshare", "--net", *argv]
     return subprocess.run(argv, capture_output=True, text=True, timeout=900)
+
+
+def without_network() -> bool:
+    """Whether root may run a command with no network but the loopback, here."""
+    try:
+        return subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode == 0
+    except OSError:
+        return False
 
 
 def learners_python() -> str | None:
