@@ -10,7 +10,7 @@
     python -m lab bench [--quick]                                   the benchmarks
     python -m lab shape                                             the chapters' sizes, measured
     python -m lab figures …                                         the docs' figures
-    python -m lab clean [--yes]                                     what the demos left in /tmp
+    python -m lab clean [--home] [--yes]                            what the demos left in /tmp
 
 `python -m lab compare --help` lists the comparison's flags.
 """

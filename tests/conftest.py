@@ -27,6 +27,14 @@ from tests.fake_provider import FakeProvider
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# The programs the tests start run this clone's code, wherever they start: on a class server
+# the shared environment holds the course's dependencies only (teaching.md, section 2), and
+# a program started outside the clone would otherwise find no course, or another's.
+REPO = Path(__file__).resolve().parent.parent
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    dict.fromkeys([str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+)
+
 # A busy machine (a shared server, a CI runner) may take many times longer than usual
 # for one example: hypothesis checks behaviour here, never speed.
 settings.register_profile("course", deadline=None)

@@ -125,8 +125,11 @@ def test_record_then_replay_gives_the_same_run(tmp_path: Path) -> None:
     assert lines[0]["provenance"] == "recorded" and lines[0]["chapter"] == "v1_tool_loop"
     assert len(lines) == 6 and all("request" in line for line in lines[1:])
 
+    # A copy that keeps its files' times, as the demo's does (llm/demo.py, copy_private): one
+    # stamped "now" and edited within the same second, to the same size, keeps running the
+    # bytecode Python cached at the first test run, and the tests still fail after the fix.
     workspace = tmp_path / "again"
-    subprocess.run(["cp", "-r", str(REPO / "v1_tool_loop/demo/workspace"), str(workspace)])
+    subprocess.run(["cp", "-rp", str(REPO / "v1_tool_loop/demo/workspace"), str(workspace)])
     task = lines[0]["task"]
     replayed = agent(
         task,

@@ -10,7 +10,7 @@ from lab.report import task_table
 from lab.words import word
 
 from .demos import demo_stdout, lab_records, run_demo
-from .markdown import REPO, listed, number, stamp, table
+from .markdown import REPO, about, listed, number, stamp, table
 
 
 def demo_turns(name: str, lang: str = "en") -> str:
@@ -102,3 +102,26 @@ def compare_table(task: str, window: str = "", lang: str = "en") -> str:
 
     records = lab_records(task, int(window) if window else None)
     return stamp() + "\n" + task_table(records, wall=False, lang=lang, columns=None)
+
+
+def class_live(task: str, runs: str, learners: str, bound: str, lang: str = "en") -> str:
+    """What `python -m lab compare --model SPEC --task TASK --runs RUNS --max-tokens-total
+    BOUND` asks of a class's model: its runs, calls and tokens for one learner and for the
+    class, from the offline comparison's runs of the task (their tokens estimated from what
+    each chapter really sent), and at most what the bound lets every run spend."""
+    records = lab_records(task, None)
+    per_run = {
+        "chapters' runs": len(records),
+        "model calls": sum(record.turns for record in records),
+        "tokens, in and out": sum(r.input_tokens + r.output_tokens for r in records),
+        "tokens at most": len(records) * int(bound),
+    }
+    scale = [1, int(runs), int(runs) * int(learners)]
+    rows = []
+    for name, value in per_run.items():
+        shown = about if name == "tokens, in and out" else number
+        rows.append([word(name, lang), *(shown(value * times) for times in scale)])
+    headers = ["", "each chapter once", f"one learner, {runs} runs", f"{learners} learners"]
+    if lang == "zh":
+        headers = ["", "每章一次", f"一个学员，{runs} 次", f"{learners} 个学员"]
+    return stamp() + "\n" + table(headers, rows)
