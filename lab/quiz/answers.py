@@ -172,8 +172,10 @@ def v1_last_stop() -> Right:
     return Right(
         reason,
         Said(
-            f"`{reason}`: the loop's one way out; every reply before it ended with `tool_use`",
-            f"`{reason}`：这是循环唯一的出口；在这之前的每条回复都以 `tool_use` 结束",
+            f"`{reason}`: the model answered without asking for a tool, so the run is done; "
+            "every reply before it ended with `tool_use`",
+            f"`{reason}`：模型作答时不再请求工具，于是运行完成；"
+            "在这之前的每条回复都以 `tool_use` 结束",
         ),
     )
 
