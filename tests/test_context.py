@@ -219,8 +219,8 @@ def test_stage_two_summarises_the_oldest_turns_and_keeps_the_recent_ones(
     session = store.create()
     session.append(user("Fix the failing test in parse.py."))
     model = Summariser("parse() drops the last line; test_parse fails on it.")
-    flushed: list[list[Message]] = []
-    window = ContextWindow(model, session, budget=3_000, before_summary=flushed.append)
+    flushed: list[tuple[str, list[Message]]] = []  # the system prompt and the view it saw
+    window = ContextWindow(model, session, 3_000, before_summary=lambda *seen: flushed.append(seen))
 
     before, view = work_until(session, window, stage=2)
 
@@ -237,7 +237,7 @@ def test_stage_two_summarises_the_oldest_turns_and_keeps_the_recent_ones(
     [record] = compaction_lines(session)
     kept = before[record["upto"] :]
     assert view[1:] == kept and len(kept) >= 2, "the recent turns are kept word for word"
-    assert flushed == [trim_old_results(before)], "the memory flush saw the context first"
+    assert flushed == [(SYSTEM, trim_old_results(before))], "the flush saw the context first"
     compaction = window.compactions[-1]
     assert compaction == Compaction(
         window.turn,
@@ -288,9 +288,9 @@ def test_a_resumed_session_sees_the_same_context(store: SessionStore) -> None:
 
 def test_compact_now_summarises_everything_on_demand(store: SessionStore) -> None:
     session = store.create()
-    flushed: list[list[Message]] = []
+    flushed: list[tuple[str, list[Message]]] = []
     model = Summariser("All done: parse.py fixed.")
-    window = ContextWindow(model, session, budget=50_000, before_summary=flushed.append)
+    window = ContextWindow(model, session, 50_000, before_summary=lambda *it: flushed.append(it))
     assert window.compact_now(SYSTEM, TOOLS) is None, "nothing to summarise yet"
     session.append(user("Fix the failing test."))
     work(session, window, 3)
@@ -301,7 +301,7 @@ def test_compact_now_summarises_everything_on_demand(store: SessionStore) -> Non
 
     assert compaction is not None and compaction.stage == 2
     assert compaction.turn == 3 and compaction.tokens_after < compaction.tokens_before
-    assert flushed == [history]
+    assert flushed == [(SYSTEM, history)]
     assert session.messages() == [user(f"{SUMMARY_PREFIX}\n\nAll done: parse.py fixed.")]
     session.append(user("Now add a test for empty input."))
     assert_valid_request(window.fit(SYSTEM, TOOLS))
@@ -412,8 +412,10 @@ def test_a_refusal_as_too_long_summarises_once_then_stops(
     for number in range(6):
         session.append(call(f"t{number}"))
         session.append(results(f"t{number}", output(f"t{number}", 2_000)))
-    flushed: list[list[Message]] = []
-    window = ContextWindow(anthropic_model, session, 100_000, before_summary=flushed.append)
+    flushed: list[tuple[str, list[Message]]] = []
+    window = ContextWindow(
+        anthropic_model, session, 100_000, before_summary=lambda *seen: flushed.append(seen)
+    )
     too_long = "prompt is too long: 215031 tokens > 200000 maximum"
     fake_provider.fail(400, anthropic_error("invalid_request_error", too_long))
     fake_provider.reply(anthropic_message(text("The test fails in parse().")))

@@ -116,9 +116,8 @@ def run(
         console.warn(f"skill {problem}")
     skills = skills_index(found)
     budget = context_budget or default_budget(model.name)
-    system = ""  # rebuilt before every call; the flush before a summary uses the latest
 
-    def save_before_summary(view: list) -> None:
+    def save_before_summary(system: str, view: list) -> None:
         side = for_child(model, f"flush-{session.compactions + 1}")
         saved = flush(side, system, view, memory)
         console.note(f"memory flush before older turns are summarised: {len(saved)} saved")
@@ -145,7 +144,8 @@ def run(
                 reply = ask(model, system, window, note)
             window.note_usage(reply.usage)
             usage.append(reply.usage)
-            session.append({"role": "assistant", "content": reply.content})
+            said = {"role": "assistant", "content": reply.content}
+            session.append(said)
             for block in reply.content:
                 if block["type"] == "text":
                     console.say(block["text"])
@@ -158,7 +158,7 @@ def run(
                 stop, why = "done", ""
                 break
 
-            calls = tool_uses({"role": "assistant", "content": reply.content})
+            calls = tool_uses(said)
             # Task calls start children side by side; every result comes in call order.
             for call, result in children.run_calls(calls, schemas, handlers):
                 if call["name"] == "todo_write" and not result.is_error:

@@ -28,7 +28,7 @@ from .memory import Hit
 from .session import Session
 
 Tools = list[dict[str, Any]] | None  # the tool schemas sent with a request
-Flush = Callable[[list[Message]], None] | None  # the memory flush, given the view
+Flush = Callable[[str, list[Message]], None] | None  # the memory flush: the system, the view
 
 # The runtime note names the model spec and the work folder, whose length differs from one
 # run to the next (a recording and its replay); counted at its length, it would move a
@@ -168,14 +168,14 @@ class ContextWindow:
         if not boundaries:
             return None
         tokens = self._corrected(self._size(system, tools))
-        return self._summarise(boundaries[-1], messages, tokens, flush=True)
+        return self._summarise(system, boundaries[-1], messages, tokens, flush=True)
 
     def _fit(self, system: str, tools: Tools, note: str, *, forced: bool) -> list[Message]:
         self._note = max(NOTE_TOKENS, estimate_block({"type": "text", "text": note})) if note else 0
         view, size = self._view(system, tools)
         tokens = self._corrected(size)
         if forced or tokens > self.budget:
-            self._summarise(self._cut(tokens, forced), view, tokens, flush=not forced)
+            self._summarise(system, self._cut(tokens, forced), view, tokens, flush=not forced)
             view, size = self._view(system, tools)
             tokens = self._corrected(size)
         if tokens > self.budget:
@@ -211,10 +211,13 @@ class ContextWindow:
         fits = [upto for upto in cuts if before[-1] - before[upto] <= room]
         return fits[0] if fits else cuts[-1]  # at the least, all but the last turn
 
-    def _summarise(self, upto: int, view: list[Message], tokens: int, *, flush: bool) -> Compaction:
-        """Stage 2: the first `upto` messages replaced by a summary, recorded in the session."""
+    def _summarise(
+        self, system: str, upto: int, view: list[Message], tokens: int, *, flush: bool
+    ) -> Compaction:
+        """Stage 2: the first `upto` messages replaced by a summary, recorded in the session;
+        the memory flush first sees the view under the system prompt of the call at hand."""
         if flush and self.before_summary:
-            self.before_summary(view)
+            self.before_summary(system, view)
         old = [trim_results(message) for message in self.session.messages()[:upto]]
         request = [{"role": "user", "content": transcript(old)}]  # long results as in stage 1
         # A side call: in a cassette its reply has a section of its own, found by its key.
