@@ -27,11 +27,10 @@ from pathlib import Path
 from llm import Console, Message, Model, ModelError
 from llm.console import counted
 from llm.result import CUT_OFF, INTERRUPTED, close_open_turn, tool_uses
-from v1_tool_loop.tools import HANDLERS, SCHEMAS
+from v1_tool_loop.tools import SCHEMAS
 from v2_todos.todos import REMIND_AFTER, REMINDER, Plan, latest_plan
 
-from .search import SEARCH_HANDLERS
-from .subagents import ALL_SCHEMAS, AgentType, Children, DelegationRunResult
+from .subagents import ALL_HANDLERS, ALL_SCHEMAS, AgentType, Children, DelegationRunResult
 
 SYSTEM = """You are a coding agent working in a project directory on the user's machine.
 Use the tools to look around, run commands, and change files; paths are relative to
@@ -69,7 +68,7 @@ def run(
     # The plan so far, read back from the history, and chapter 2's tools plus task.
     plan = Plan(latest_plan(messages), remind_after)
     schemas = {name: ALL_SCHEMAS[name] for name in MAIN.tools}
-    handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
+    handlers = {**ALL_HANDLERS, "todo_write": plan.write}
     children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
     stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     try:

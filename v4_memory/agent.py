@@ -32,10 +32,9 @@ from llm.console import counted
 from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, continuation, tool_uses
 from llm.types import said_last
-from v1_tool_loop.tools import HANDLERS, SCHEMAS
+from v1_tool_loop.tools import SCHEMAS
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan
-from v3_subagents.search import SEARCH_HANDLERS
-from v3_subagents.subagents import TASK_TOOL, Children
+from v3_subagents.subagents import ALL_HANDLERS, TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult
 from .memory import HOME, MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
@@ -127,7 +126,7 @@ def run(
     # The plan so far, read back from the session, and chapter 2's tools plus task.
     plan = Plan(plan_of(session), remind_after)
     schemas = {tool["name"]: tool for tool in TOOLS}
-    handlers = {**HANDLERS, **SEARCH_HANDLERS, "todo_write": plan.write}
+    handlers = {**ALL_HANDLERS, "todo_write": plan.write}
     handlers |= {  # and memory's tools, and the skills'
         "memory_write": lambda workdir, text, category: f"saved as {memory.add(text, category)}",
         "memory_search": lambda workdir, query, k=5: render_hits(memory.search(query, k)),

@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.exercises.check import Said
+from lab.exercises.check import ExerciseInputError, Said
 
 from .questions import QUIZZES, Question, Right
 
@@ -31,12 +31,9 @@ ALIASES = {"y": "yes", "n": "no", "是": "yes", "能": "yes", "可以": "yes", "
 ALIASES |= {"不": "no", "不能": "no", "不可以": "no"}
 
 
-class AnswersError(ValueError):
-    """An answers file that cannot be marked; the message names what is wrong with it."""
-
-    def __init__(self, said: Said) -> None:
-        super().__init__(said.en)
-        self.said = said
+class AnswersError(ExerciseInputError):
+    """An answers file that cannot be marked; the message (`said`, in both languages) names
+    what is wrong with it, as an exercise's input error does."""
 
 
 @dataclass(frozen=True)
