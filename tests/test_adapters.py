@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anthropic._base_client
-import openai._base_client
 import pytest
 
 import llm
@@ -632,8 +630,13 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
     A refused connection has no response, so nothing can ask for a short wait: the
     SDKs sleep 0.5 + 1 + 2 + 4 s (less up to 25 % jitter), 6-7 s per call.  The delay
-    constant belongs to the SDK, not to us, so the retry count stays real.
+    constant belongs to the SDK, not to us, so the retry count stays real.  The SDKs are
+    imported here, not at the top: every pytest-xdist worker imports every test file, and
+    the two SDKs take seconds to import.
     """
+    import anthropic._base_client
+    import openai._base_client
+
     monkeypatch.setattr(anthropic._base_client, "INITIAL_RETRY_DELAY", 0.001)
     monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.001)
 
