@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from llm import Console, Message, Model, Reply
 from llm.budget import Budgeted, BudgetSpent
-from llm.cassette import RecordingModel, ReplayModel, for_child, recorded_bounds
+from llm.cassette import ReplayModel
 from llm.demo import copy_private, fresh_folder
 from llm.errors import (
     AuthenticationFailed,
@@ -38,10 +38,11 @@ from llm.errors import (
     ProviderUnavailable,
     RateLimited,
 )
+from llm.recording import RecordingModel, recorded_bounds
 from llm.spec import load_model
 from llm.text_calls import ToolCallInText
 from llm.tokens import estimate_request
-from llm.wrapper import Wrapper
+from llm.wrapper import Wrapper, for_child
 
 from .chapters import chapter as chapter_of
 from .tasks import (

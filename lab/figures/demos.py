@@ -24,9 +24,9 @@ from lab.chapters import chapter
 from lab.compare import offline_records
 from lab.runs import Record
 from llm import Console, Message, Model, Reply, RunResult
-from llm.cassette import ReplayModel, for_child, read_cassette
+from llm.cassette import ReplayModel, read_cassette
 from llm.demo import copy_private, fresh_folder
-from llm.wrapper import Wrapper
+from llm.wrapper import Wrapper, for_child
 from machine import USER_ID, ToolError, hold, private_folder
 
 from .markdown import REPO
