@@ -108,7 +108,7 @@ def test_a_cycle_is_named() -> None:
 
 
 def test_the_tree_keeps_the_shape_that_keeps_each_chapter_readable() -> None:
-    """`python -m lab shape`: chapter sizes, chapter diffs, boundaries, the lab's modules."""
+    """`python -m lab shape`: chapter sizes, chapter diffs, boundaries, the shared modules."""
     missed = [figure for figure in shape.measure() if not figure.ok]
     assert not missed, "\n".join(
         f"{figure.name}: {figure.value} (target {figure.target}) {list(figure.problems)}"
