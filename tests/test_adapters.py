@@ -21,9 +21,10 @@ import pytest
 import llm
 from llm import Reply, RunResult, Usage
 from llm.anthropic_model import AnthropicModel
-from llm.cassette import RecordingModel, ReplayModel, read_cassette
+from llm.cassette import ReplayModel, read_cassette
 from llm.openai_model import OpenAIModel, lacks_version
 from llm.provider_http import DEFAULT_RETRIES, HOSTED_TIMEOUT, LOCAL_TIMEOUT, is_local
+from llm.recording import RecordingModel
 from tests.fake_provider import (
     NO_RETRY,
     FakeProvider,
