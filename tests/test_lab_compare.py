@@ -395,6 +395,7 @@ def test_live_runs_give_rates_and_replay_to_the_same_table(
     assert command.main(argv) == 0
     live = capsys.readouterr().out
     assert live_env.pending == 0 and len(live_env.requests) == 7
+    assert max(len(line) for line in live.splitlines()) <= 100, "rates and intervals fit"
 
     rows = tables_of(live)["one-bug"]
     half, full = wilson(1, 2), wilson(2, 2)
