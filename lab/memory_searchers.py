@@ -131,7 +131,7 @@ class Fts5Terms:
     distinct terms joined by OR, as the store looks each one up once.  The `ascii`
     tokenizer splits only at ASCII spaces and punctuation and folds only ASCII case, so
     every term of the store (letters, digits or CJK characters, lower-cased already)
-    is one FTS5 term, unchanged; `tests/test_bench_memory.py` compares the two
+    is one FTS5 term, unchanged; `tests/lab/test_bench_memory.py` compares the two
     vocabularies.  bm25() has the store's k1 (1.2) and b (0.75); its idf is the textbook
     one, without the store's `1 +`.  Ties go to the newer memory, as in the store.  After
     a bulk load (one transaction), `loaded` commits and runs FTS5's `optimize`, which its

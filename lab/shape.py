@@ -21,7 +21,7 @@ sizes that make a chapter readable are targets, checked here on the tree as it i
   looks for apart; and no import cycle in the project.
 
 Each line prints the figure, its target and ok or OVER TARGET; the exit status is 1
-when any target is missed.  `tests/test_quality.py` runs the same checks.
+when any target is missed.  `tests/docs/test_quality.py` runs the same checks.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from hypothesis import settings
 from llm.anthropic_model import AnthropicModel
 from llm.openai_model import OpenAIModel
 from machine.locks import Lock, hold
+from tests import REPO
 from tests.fake_provider import FakeProvider
 
 # A shell that starts a command in the background (`pytest &`, nohup, some CI runners)
@@ -30,7 +31,6 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # The programs the tests start run this clone's code, wherever they start: on a class server
 # the shared environment holds the course's dependencies only (teaching.md, section 2), and
 # a program started outside the clone would otherwise find no course, or another's.
-REPO = Path(__file__).resolve().parent.parent
 os.environ["PYTHONPATH"] = os.pathsep.join(
     dict.fromkeys([str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
 )
@@ -122,7 +122,7 @@ def offline_comparison(tmp_path_factory: pytest.TempPathFactory) -> OfflineCompa
     with lock:
         if not printed.exists():
             folder.mkdir(exist_ok=True)
-            repo = Path(__file__).resolve().parent.parent
+            repo = REPO
             done = subprocess.run(
                 [sys.executable, "-m", "lab", "compare",
                  "--json", str(records), "--html", str(page)],

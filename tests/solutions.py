@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests import REPO
+
 PAGE = REPO / "docs" / "en" / "solutions.md"
 # What a copy of the course holds: what the exercises change and what their checks run.
 COPIED = ["llm", "machine", "lab", "tests", "v0_react_text", "v1_tool_loop", "v2_todos"]

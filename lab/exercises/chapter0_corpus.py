@@ -108,9 +108,9 @@ def corpus_problem(cases: list[dict[str, Any]], moved: str) -> Verdict | None:
             )
             hint = Said(
                 "make each case's `expect` what the parser now gives (`pytest "
-                "tests/test_v0_parser.py` shows them all)",
+                "tests/v0_react_text/test_v0_parser.py` shows them all)",
                 "把每一条的 `expect` 改成解析器现在给出的结果"
-                "（`pytest tests/test_v0_parser.py` 会全部列出）",
+                "（`pytest tests/v0_react_text/test_v0_parser.py` 会全部列出）",
             )
             return Verdict(False, seen, hint)
     return None

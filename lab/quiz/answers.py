@@ -2,7 +2,7 @@
 
 One function per question: it runs (once per process, `demos.py`) what the question's
 command runs and reads the answer from the result, with an explanation in both
-languages that quotes the run.  Nothing here is an answer typed in; tests/test_quiz.py
+languages that quotes the run.  Nothing here is an answer typed in; tests/lab/test_quiz.py
 checks each one against the chapter's behaviour.
 
 Imports the chapters (their readers of a run: `v2_todos.todos`, chapter 3's agent

@@ -1,0 +1,922 @@
+"""`python -m lab compare`, end to end: scripted replays, a simulated window, live runs against
+the loopback fake provider (repeated, recorded, replayed, in parallel), Ctrl-C, the JSON records
+and the progress display."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import runpy
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab import plots, view
+from lab.__main__ import main as lab_main
+from lab.chapters import chapters
+from lab.compare import command
+from lab.compare.comparison import compare, plan
+from lab.compare.progress import Progress
+from lab.compare.record import Job
+from lab.compare.report import width, wilson
+from lab.compare.runs import run_job
+from lab.compare.sources import Scripted
+from lab.tasks import featured_names, load_task
+from llm import Model, Reply
+from llm.cassette import read_cassette
+from llm.result import tool_uses
+from llm.tokens import estimate_request
+from llm.types import RUNTIME_TAG
+from tests import REPO
+from tests.conftest import OfflineComparison
+from tests.fake_provider import FakeProvider, anthropic_message, openai_completion, text, tool_use
+from v1_tool_loop.agent import SYSTEM
+from v1_tool_loop.tools import TOOLS
+
+CHAPTERS = ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]
+COUNTS = [
+    "format errors", "invented observations", "plan updates", "reminders", "children",
+    "compactions",
+]  # fmt: skip
+COLUMNS = ["chapter", "solved", "stop", "turns", "calls", "tokens in", "tokens out"]
+COLUMNS += ["peak context", "wall"]
+RECORD_FIELDS = {
+    "chapter", "task", "run", "provenance", "model", "solved", "outcome", "verdict", "stop",
+    "error", "turns", "tool_calls", "input_tokens", "output_tokens", "estimated", "peak_context",
+    "context_per_turn", "wall_s", "counts", "messages", "details", "requests",
+}  # fmt: skip
+
+
+def tables_of(output: str, which: int = 0) -> dict[str, list[list[str]]]:
+    """Each task's first table (`which=1`: its table of counts) as rows of stripped cells,
+    by task name (from its heading)."""
+    found: dict[str, list[list[str]]] = {}
+    task, table, inside = "", -1, False
+    for line in output.splitlines():
+        heading = re.match(r"([\w-]+): .* \(brings out v\d", line)
+        if heading:
+            task, table = heading.group(1), -1
+            found[task] = []
+        if line.startswith("| ") and not inside:
+            table += 1
+        inside = line.startswith("| ")
+        if inside and table == which and not line.startswith("| -"):
+            found[task].append([cell.strip() for cell in line.strip("|").split("|")])
+    return found
+
+
+# --- offline, scripted ------------------------------------------------------------------
+
+
+@pytest.fixture
+def offline(offline_comparison: OfflineComparison) -> dict[str, Any]:
+    """`python -m lab compare --json FILE --html PAGE`, every chapter, run once for the suite."""
+    run = offline_comparison
+    return {"stdout": run.stdout, "stderr": run.stderr, "json": run.document}
+
+
+def test_offline_every_featured_task_is_solved_by_every_chapter(offline: dict) -> None:
+    tables, counts = tables_of(offline["stdout"]), tables_of(offline["stdout"], which=1)
+    assert list(tables) == featured_names() == ["one-bug", "several-steps", "wide-reading",
+                                                  "long-task"]  # fmt: skip
+    for task, rows in tables.items():
+        header, *chapters = rows
+        assert header == COLUMNS
+        assert [row[0] for row in chapters] == CHAPTERS, task
+        assert all(row[1] == "yes" and row[2] == "done" for row in chapters), task
+        assert all(row[5].startswith("≈") for row in chapters), "scripted tokens are estimates"
+        assert counts[task][0] == ["its own counts", "v0", "v1", "v2", "v3", "v4"]
+        assert [row[0] for row in counts[task][1:]] == COUNTS
+        counted = [list(column) for column in zip(*(r[1:] for r in counts[task][1:]), strict=True)]
+        assert counted[1] == ["—"] * 6, "chapter 1 counts nothing of its own"
+        assert counted[2][:2] + counted[2][4:] == ["—"] * 4, "chapter 2 counts plans only"
+        assert "—" not in counted[3][2:5] and counted[3][:2] + counted[3][5:] == ["—"] * 3, task
+        assert "—" not in counted[4][2:] and counted[4][:2] == ["—"] * 2, task
+    assert offline["stdout"].startswith("offline: scripted cassettes, each a plausible run")
+    assert "not run, nothing to replay" not in offline["stdout"]
+
+
+def test_the_tables_speak_chinese_with_lang_zh(capsys: pytest.CaptureFixture[str]) -> None:
+    assert command.main(["--task", "one-bug", "--chapters", "v0,v2", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert tables_of(out)["one-bug"][0][:3] == ["章", "解决", "结束方式"]
+    assert tables_of(out)["one-bug"][1][:2] == ["v0_react_text", "是"]
+    assert tables_of(out, which=1)["one-bug"][0] == ["各章自己的计数", "v0", "v2"]
+    assert tables_of(out, which=1)["one-bug"][1][0] == "格式错误"
+    assert max(width(line) for line in out.splitlines()) <= 100
+
+
+def test_offline_tables_fit_a_terminal_of_100_columns(offline: dict) -> None:
+    assert max(width(line) for line in offline["stdout"].splitlines()) <= 100
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_runs_the_window_stopped_still_fit_100_columns(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three chapters stopped by a window of 16,000 tokens: their solved cells, their
+    errors under the table and the line above it, all within a terminal's width."""
+    assert command.main(["--task", "long-task", "--window", "16000", "--lang", lang]) == 0
+    out = capsys.readouterr().out
+    assert out.count("window full" if lang == "en" else "窗口已满") == 6  # 3 cells, 3 notes
+    assert max(width(line) for line in out.splitlines()) <= 100, out
+
+
+def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
+    *lines, saved, _page, _timing = offline["stderr"].splitlines()
+    assert len(lines) == 20 and "\x1b" not in offline["stderr"]
+    assert re.fullmatch(r"wrote 20 records to .*records\.json", saved)
+    assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
+                        lines[0])  # fmt: skip
+
+
+def test_the_last_line_says_where_the_seconds_went_and_they_add_up(offline: dict) -> None:
+    """README promises seconds: the comparison measures them itself, in parts that add up
+    to the whole, the loops being the runs' own times (the tables' last column)."""
+    *lines, timing = offline["stderr"].splitlines()
+    parts = re.fullmatch(
+        r"20 runs in ([\d.]+) s: the loops ([\d.]+) s, copying and checking ([\d.]+) s, "
+        r"loading and printing ([\d.]+) s",
+        timing,
+    )
+    assert parts and len(timing) <= 100, timing
+    total, loops, around, rest = map(float, parts.groups())
+    assert abs(loops + around + rest - total) <= 0.15  # each part rounded to 0.1 s
+    runs = sum(float(line.rsplit(" · ", 1)[1].removesuffix(" s")) for line in lines[:20])
+    assert abs(loops - runs) <= 0.1 + 0.05 * 20  # each run's time rounded to 0.1 s
+    assert around > 0 and rest >= 0
+
+
+def test_json_records_have_the_documented_format(offline: dict) -> None:
+    data = offline["json"]
+    assert list(data) == ["format", "created_at", "model", "window", "interrupted", "records"]
+    assert data["format"] == "lab-records/2"
+    assert (data["model"], data["window"], data["interrupted"]) == (None, None, False)
+    records = data["records"]
+    assert [(r["task"], r["chapter"]) for r in records] == [
+        (task, chapter) for task in featured_names() for chapter in CHAPTERS
+    ]
+    for record in records:
+        assert set(record) == RECORD_FIELDS
+        assert record["provenance"] == "scripted" and record["estimated"] is True
+        assert record["solved"] is True and record["run"] == 1 and record["outcome"] == "solved"
+        assert len(record["context_per_turn"]) == record["turns"]
+        assert record["peak_context"] == max(record["context_per_turn"])
+        children = record["details"].get("children", [])
+        children_read = sum(child["input_tokens"] for child in children)
+        assert record["input_tokens"] == sum(record["context_per_turn"]) + children_read
+        if record["chapter"] in CHAPTERS[:2]:
+            assert record["details"] == {}, "chapters 0 and 1 have no idea of their own to keep"
+        assert record["messages"][0] == {
+            "role": "user",
+            "content": load_task(record["task"]).prompt,
+        }
+        sent = record["requests"]
+        assert len(sent["calls"]) == record["turns"], "a request for every answered call"
+        pool = record["messages"] + sent["extra"]
+        (first,) = sent["calls"][0]["messages"]  # the first call sends the task alone
+        if record["chapter"] == "v4_memory":  # with the runtime note after it, never kept
+            blocks = pool[first]["content"]
+            assert blocks[0]["text"] == record["messages"][0]["content"]
+            assert blocks[-1]["text"].startswith(RUNTIME_TAG) and first >= len(record["messages"])
+        else:
+            assert first == 0
+        for call in sent["calls"]:
+            assert all(0 <= ref < len(pool) for ref in call["messages"])
+            assert sent["systems"][call["system"]] and sent["tools"][call["tools"]] is not None
+    v0 = records[0]
+    assert v0["counts"] == {"format errors": 1, "invented observations": 1}
+    assert v0["verdict"] == "all 8 hidden tests pass"
+
+
+def test_every_scripted_cassette_replays_to_a_solved_verdict(offline: dict) -> None:
+    """Scripted cassettes exist for every chapter on every featured task, and each solves it
+    (the records above); each is named for its chapter and holds the task's prompt."""
+    for name in featured_names():
+        task = load_task(name)
+        assert set(CHAPTERS) <= set(task.cassettes), name
+        for chapter, path in task.cassettes.items():
+            header = json.loads(path.read_text().splitlines()[0])
+            assert header["chapter"] == chapter and header["task"] == task.prompt
+            assert header["provenance"] == "scripted" and "not a recording" in header["note"]
+
+
+def records_of(offline: dict, chapter: str) -> dict[str, dict]:
+    """One chapter's JSON records, by task."""
+    return {r["task"]: r for r in offline["json"]["records"] if r["chapter"] == chapter}
+
+
+def calls_named(messages: list[dict], name: str) -> list[dict]:
+    return [call for message in messages for call in tool_uses(message) if call["name"] == name]
+
+
+def test_chapter_2_records_keep_the_plan_history(offline: dict) -> None:
+    """Every todo_write of the scripted runs was accepted and is in `plan_history`, with its
+    turn; a plan written for a task of several steps ends with every item completed."""
+    records = records_of(offline, "v2_todos")
+    assert list(records) == featured_names()
+    for task, record in records.items():
+        details = record["details"]
+        assert set(details) == {"plan_history", "reminders"}
+        history = details["plan_history"]
+        assert len(history) == record["counts"]["plan updates"]
+        assert len(details["reminders"]) == record["counts"]["reminders"]
+        written = [call["input"]["items"] for call in calls_named(record["messages"], "todo_write")]
+        assert [update["items"] for update in history] == written, task
+        turns = [update["turn"] for update in history]
+        assert turns == sorted(set(turns)) and all(0 < turn <= record["turns"] for turn in turns)
+        if history:
+            assert {item["status"] for item in history[-1]["items"]} == {"completed"}, task
+    planned = {task: bool(r["details"]["plan_history"]) for task, r in records.items()}
+    assert planned == {"one-bug": False, "several-steps": True, "wide-reading": True,
+                       "long-task": True}  # fmt: skip
+    # One fix needs no plan; with four tool calls and no plan, the reminder still comes once.
+    assert records["one-bug"]["details"]["reminders"] == [3]
+
+
+def test_chapter_3_records_keep_each_child_run(offline: dict) -> None:
+    """Each child is in `children`, in the order of the task calls, with its own messages;
+    delegation is used where there is much to read, not on one small file."""
+    records = records_of(offline, "v3_subagents")
+    for task, record in records.items():
+        details = record["details"]
+        assert set(details) == {"plan_history", "reminders", "children"}
+        asked = {call["id"]: call["input"] for call in calls_named(record["messages"], "task")}
+        children = details["children"]
+        assert [child["call_id"] for child in children] == list(asked), task
+        assert len(children) == record["counts"]["children"]
+        for child in children:
+            given = asked[child["call_id"]]
+            assert child["stop"] == "done" and child["agent_type"] == given["agent_type"]
+            assert child["messages"][0] == {"role": "user", "content": given["prompt"]}
+            assert len(child["context_per_turn"]) == child["turns"]
+    kinds = {t: [c["agent_type"] for c in r["details"]["children"]] for t, r in records.items()}
+    assert kinds == {
+        "one-bug": [],
+        "several-steps": [],
+        "wide-reading": ["explore", "explore", "code"],
+        "long-task": ["explore"] * 4,
+    }
+    long = records["long-task"]
+    explorers = long["details"]["children"]
+    read = [
+        call["input"]["path"] for c in explorers for call in calls_named(c["messages"], "read_file")
+    ]
+    assert read == [f"logs/day-{day:02d}.log" for day in range(1, 13)]
+    assert not calls_named(long["messages"], "read_file")
+    assert "all checks green" not in json.dumps(long["messages"]), "the logs stay in the children"
+
+
+def long_task_in_a_window(window: int, chapters: list[str], scratch: Path) -> list[Any]:
+    jobs, _ = plan([load_task("long-task")], chapters, 1, Scripted())
+    quiet = Progress(io.StringIO())
+    return compare(jobs, Scripted(), window=window, progress=quiet, scratch=scratch).records
+
+
+def test_chapter_4_records_keep_the_session_and_each_compaction(offline: dict) -> None:
+    """The long task goes through stage 1 and then stage 2 within chapter 4's budget; the
+    other tasks fit whole, and each run leaves one fact in long-term memory."""
+    records = records_of(offline, "v4_memory")
+    for task, record in records.items():
+        details = record["details"]
+        assert {"session", "compactions", "recalled", "children"} <= set(details), task
+        assert len(details["compactions"]) == record["counts"]["compactions"]
+        assert calls_named(record["messages"], "memory_write") or task == "long-task"
+    stages = [c["stage"] for c in records["long-task"]["details"]["compactions"]]
+    assert stages == [1, 2]
+    assert max(records["long-task"]["context_per_turn"]) <= 12_000  # the replay budget
+    assert all(not records[t]["details"]["compactions"] for t in ("one-bug", "several-steps"))
+
+
+def test_a_small_window_stops_chapters_0_to_2_on_the_long_task_but_not_3_or_4(
+    tmp_path: Path,
+) -> None:
+    """Chapters 0 to 2 keep every log they read; chapter 3's parent keeps the explorers'
+    reports, and each explorer reads three logs in a context of its own; chapter 4 keeps
+    its requests inside its budget, trimming old logs and then summarising them."""
+    *keeping, delegating, compacting = long_task_in_a_window(16_000, CHAPTERS, tmp_path)
+    assert compacting.chapter == "v4_memory" and compacting.solved, compacting.verdict
+    assert compacting.peak_context <= 16_000
+    assert [record.chapter for record in keeping] == CHAPTERS[:3]
+    for record in keeping:
+        assert not record.solved and record.stop == "error" and not record.finished
+        assert record.outcome == "window full" and record.verdict == "could not finish: window full"
+        assert "the context window is 16,000 (--window)" in record.error
+        assert record.peak_context <= 16_000, "every request the model answered fitted"
+    assert delegating.chapter == "v3_subagents"
+    assert delegating.solved and delegating.stop == "done", delegating.verdict
+    assert delegating.peak_context <= 16_000
+    children = delegating.details["children"]
+    assert len(children) == 4
+    for child in children:
+        assert child["stop"] == "done" and max(child["context_per_turn"]) <= 16_000
+    assert delegating.peak_context < min(max(c["context_per_turn"]) for c in children)
+
+
+def test_the_window_holds_for_child_agents_too(tmp_path: Path) -> None:
+    """A window too small for three logs stops every explorer, and the parent is told."""
+    job = Job("v3_subagents", load_task("long-task"))
+    record = run_job(job, Scripted(), tmp_path, window=6_000)
+    children = record.details["children"]
+    assert [child["stop"] for child in children] == ["error"] * 4
+    results = {
+        block["tool_use_id"]: block
+        for message in record.messages
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    }
+    for child in children:
+        result = results[child["call_id"]]
+        assert result["is_error"] and "stopped without finishing" in result["content"]
+        assert "the context window is 6,000 (--window)" in result["content"]
+
+
+# --- live, against the loopback fake provider -----------------------------------------
+
+FIX = {
+    "path": "stats.py",
+    "old_text": "(ordered[middle] + ordered[middle + 1]) / 2",
+    "new_text": "(ordered[middle - 1] + ordered[middle]) / 2",
+}
+
+
+def queue_react(server: FakeProvider, solve: bool) -> None:
+    """Chapter 0's replies for one run: plain text, cut at the stop sequence."""
+    if solve:
+        action = (
+            f"Thought: median is off by one.\nAction: edit_file\nAction Input: {json.dumps(FIX)}"
+        )
+        server.reply(anthropic_message(text(action), stop_reason="stop_sequence"))
+    server.reply(anthropic_message(text("Thought: done.\nFinal Answer: median is fixed.")))
+
+
+def queue_tools(server: FakeProvider, solve: bool) -> None:
+    """Chapter 1's replies for one run: a tool call, then the answer."""
+    if solve:
+        call = tool_use("toolu_1", "edit_file", FIX)
+        server.reply(anthropic_message(text("Fixing median."), call, stop_reason="tool_use"))
+    server.reply(anthropic_message(text("median is fixed.")))
+
+
+@pytest.fixture
+def live_env(fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_provider.url)
+    return fake_provider
+
+
+def without_wall(output: str) -> dict[str, list[list[str]]]:
+    tables = tables_of(output)
+    for rows in tables.values():
+        column = rows[0].index("wall")
+        for row in rows:
+            del row[column]
+    return tables
+
+
+def test_live_runs_give_rates_and_replay_to_the_same_table(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for solve in (True, False):
+        queue_react(live_env, solve)
+    for solve in (True, True):
+        queue_tools(live_env, solve)
+    runs, live_json = tmp_path / "runs", tmp_path / "live.json"
+    argv = ["--task", "one-bug", "--chapters", "v0,v1", "--model", "anthropic:claude-test"]
+    argv += ["--runs", "2", "--record-dir", str(runs), "--json", str(live_json)]
+    assert command.main(argv) == 0
+    live = capsys.readouterr().out
+    assert live_env.pending == 0 and len(live_env.requests) == 7
+    assert max(len(line) for line in live.splitlines()) <= 100, "rates and intervals fit"
+
+    rows = tables_of(live)["one-bug"]
+    half, full = wilson(1, 2), wilson(2, 2)
+    assert rows[1][1] == f"1/2 ({half[0] * 100:.0f}–{half[1]:.0%})" == "1/2 (9–91%)"
+    assert rows[2][1] == f"2/2 ({full[0] * 100:.0f}–{full[1]:.0%})" == "2/2 (34–100%)"
+    assert rows[1][3] == "1.5" and rows[1][5] == "37.5", "means over the runs, tokens measured"
+    assert "- v0_react_text run 2: not solved: `3 of 8 hidden tests fail" in live
+
+    records = json.loads(live_json.read_text())["records"]
+    assert [(r["chapter"], r["run"], r["solved"]) for r in records] == [
+        ("v0_react_text", 1, True), ("v0_react_text", 2, False),
+        ("v1_tool_loop", 1, True), ("v1_tool_loop", 2, True),
+    ]  # fmt: skip
+    assert {(r["provenance"], r["model"], r["estimated"]) for r in records} == {
+        ("live", "anthropic:claude-test", False)
+    }
+    assert sorted(p.relative_to(runs).as_posix() for p in runs.rglob("*.jsonl")) == [
+        "one-bug/v0_react_text/1.jsonl", "one-bug/v0_react_text/2.jsonl",
+        "one-bug/v1_tool_loop/1.jsonl", "one-bug/v1_tool_loop/2.jsonl",
+    ]  # fmt: skip
+
+    replay_json = tmp_path / "replay.json"
+    assert command.main(["--replay-dir", str(runs), "--json", str(replay_json)]) == 0
+    replayed = capsys.readouterr().out
+    preamble = " ".join(replayed.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert preamble.startswith(f"replaying the runs recorded in {runs}")
+    assert without_wall(replayed) == without_wall(live)
+    again = json.loads(replay_json.read_text())["records"]
+    for before, after in zip(records, again, strict=True):
+        assert after["provenance"] == "recorded", "the live run is live, its replay recorded"
+        assert {**before, "wall_s": 0, "provenance": ""} == {**after, "wall_s": 0, "provenance": ""}
+
+
+def test_a_recording_replays_under_the_bounds_it_was_made_with(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live run stopped by --max-turns 2 is replayed with --replay-dir alone: its header
+    keeps the bounds, so the replay stops where the run stopped, not at a cassette run dry."""
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(3):
+        live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    runs = tmp_path / "runs"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    argv += ["--max-turns", "2", "--max-reply-tokens", "500", "--record-dir", str(runs)]
+    assert command.main(argv) == 0
+    live = capsys.readouterr().out
+    assert live_env.pending == 1, "the third reply is never asked for"
+    (cassette,) = runs.rglob("*.jsonl")
+    assert read_cassette(cassette)[0]["bounds"] == {"max_turns": 2, "reply_tokens": 500}
+    assert command.main(["--replay-dir", str(runs)]) == 0
+    replayed = capsys.readouterr().out
+    assert tables_of(replayed)["one-bug"][1][2] == tables_of(live)["one-bug"][1][2] == "max_turns"
+    assert command.main(["--replay-dir", str(runs), "--max-turns", "1"]) == 0  # a bound given wins
+    assert tables_of(capsys.readouterr().out)["one-bug"][1][3] == "1"
+
+
+def test_a_recording_replays_in_the_window_it_was_made_in(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live run that --window stopped at its second request keeps the window in its
+    header, and --replay-dir alone stops there again: without it, the replay would ask
+    for a second reply the recording does not hold."""
+    first = [{"role": "user", "content": load_task("one-bug").prompt}]
+    window = estimate_request(SYSTEM, first, TOOLS) + 20  # the first request fits, not stats.py
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    runs, records = tmp_path / "runs", tmp_path / "records.json"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    command.main([*argv, "--window", str(window), "--record-dir", str(runs)])
+    (cassette,) = runs.rglob("*.jsonl")
+    assert read_cassette(cassette)[0]["bounds"] == {"window": window}
+    capsys.readouterr()
+
+    command.main(["--replay-dir", str(runs), "--json", str(records)])
+    (record,) = json.loads(records.read_text())["records"]
+    assert (record["outcome"], record["turns"]) == ("window full", 1)
+    assert f"the context window is {window:,} (--window)" in record["error"]
+    command.main(["--replay-dir", str(runs), "--window", "1000000", "--json", str(records)])
+    (record,) = json.loads(records.read_text())["records"]  # a window given wins
+    assert record["outcome"] == "model error" and "asked for reply 2" in record["error"]
+
+
+def test_a_live_run_of_the_long_task_reads_fresh_logs_and_its_replay_the_same(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's answer, written by a live run, does not solve the fresh logs that run
+    was given; replaying the recording gives that run's logs again, and so its verdict."""
+    maker = runpy.run_path(str(REPO / "lab/tasks/long-task/make_logs.py"), run_name="make_logs")
+    demo_answer = "\n".join(maker["generate"]()[1]) + "\n"
+    call = tool_use("toolu_1", "write_file", {"path": "stuck.txt", "content": demo_answer})
+    live_env.reply(anthropic_message(text("Writing the list."), call, stop_reason="tool_use"))
+    live_env.reply(anthropic_message(text("Done.")))
+    runs, live_json = tmp_path / "runs", tmp_path / "live.json"
+    argv = ["--task", "long-task", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    command.main([*argv, "--record-dir", str(runs), "--json", str(live_json)])
+    capsys.readouterr()
+    live = json.loads(live_json.read_text())["records"][0]
+    assert not live["solved"] and live["verdict"].startswith("stuck.txt misses")
+    seed = int((runs / "long-task/v1_tool_loop/1.seed").read_text())
+    assert live["verdict"].count("A-") >= 1 and str(seed) not in json.dumps(live["messages"])
+
+    replay_json = tmp_path / "replay.json"
+    command.main(["--replay-dir", str(runs), "--json", str(replay_json)])
+    capsys.readouterr()
+    replayed = json.loads(replay_json.read_text())["records"][0]
+    assert replayed["verdict"] == live["verdict"]
+
+
+def test_live_runs_in_parallel(live_env: FakeProvider, capsys: pytest.CaptureFixture[str]) -> None:
+    for _ in range(4):
+        live_env.reply(anthropic_message(text("I would rather not.")))
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert command.main([*argv, "--runs", "4", "--jobs", "2"]) == 0
+    rows = tables_of(capsys.readouterr().out)["one-bug"]
+    assert rows[1][:4] == ["v1_tool_loop", "0/4 (0–49%)", "done", "1"]
+    assert live_env.pending == 0
+
+
+RATE_LIMITED = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+
+
+def test_a_429_that_never_clears_is_its_own_verdict_not_a_failure(
+    live_env: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Thirty students on one key: a run the provider would not serve says nothing about
+    the chapter, so the rate is over the runs that finished and the others are beside it."""
+    monkeypatch.setenv("AGENT_RETRIES", "1")
+    queue_tools(live_env, solve=True)
+    for _ in range(2):  # the first attempt and its one retry, for run 2
+        live_env.fail(429, RATE_LIMITED)
+    queue_tools(live_env, solve=False)
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert command.main([*argv, "--runs", "3"]) == 0
+    captured = capsys.readouterr()
+    assert live_env.pending == 0
+    header, row = tables_of(captured.out)["one-bug"]
+    assert header[:4] == ["chapter", "solved", "could not finish", "stop"]
+    assert row[:4] == ["v1_tool_loop", "1/2 (9–91%)", "1 rate limited", "done ×2, error ×1"]
+    assert "- v1_tool_loop run 2: could not finish: rate limited; error: `" in captured.out
+    assert "v1_tool_loop · one-bug · run 2/3 · could not finish: rate limited" in captured.err
+
+
+def test_a_run_stops_cleanly_at_its_token_budget(
+    live_env: FakeProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max-tokens-total bounds what a run spends: a call is made only if what it reads and
+    its reply, capped to the room left, fit; the run then stops and says why."""
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(10):  # the provider counts 600 tokens read, 300 written, a call
+        body = anthropic_message(call, stop_reason="tool_use", input_tokens=600)
+        live_env.reply({**body, "usage": {**body["usage"], "output_tokens": 300}})
+    records = tmp_path / "records.json"
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    argv += ["--max-tokens-total", "3000", "--max-reply-tokens", "300", "--json", str(records)]
+    assert command.main(argv) == 0
+    out = capsys.readouterr().out
+    preamble = " ".join(out.split("\n\n")[0].splitlines())  # wrapped at 100 columns
+    assert "at most 300 tokens a reply, 3,000 tokens a run" in preamble
+    assert 1 <= len(live_env.requests) < 10 and live_env.pending > 0  # stopped before the end
+    assert all(request.body["max_tokens"] <= 300 for request in live_env.requests)
+    (record,) = json.loads(records.read_text())["records"]
+    assert record["stop"] == "max_tokens_total" and record["outcome"] == "not solved"
+    spent = record["input_tokens"] + record["output_tokens"]
+    assert spent == 900 * len(live_env.requests) <= 3000
+    assert f"the run has used {spent:,} tokens, the call would read about" in record["error"]
+    assert record["error"].endswith("--max-tokens-total allows 3,000")
+
+
+def test_max_turns_bounds_every_run(
+    live_env: FakeProvider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    for _ in range(2):
+        live_env.reply(anthropic_message(call, stop_reason="tool_use"))
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert command.main([*argv, "--max-turns", "2"]) == 0
+    row = tables_of(capsys.readouterr().out)["one-bug"][1]
+    assert row[1:4] == ["no", "max_turns", "2"] and live_env.pending == 0
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------
+
+
+class CtrlC:
+    """Replays the scripted cassettes, as a person would watch them, and presses Ctrl-C
+    during the `at`-th model call of the whole comparison."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.calls = 0
+        self.opened = 0
+
+    def open(self, job: Job) -> tuple[Model, str]:
+        self.opened += 1
+        model, provenance = Scripted().open(job)
+        return Pressing(model, self), provenance
+
+    def seed(self, job: Job) -> int | None:
+        return Scripted().seed(job)
+
+
+class Pressing:
+    def __init__(self, inner: Model, ctrl_c: CtrlC) -> None:
+        self.inner, self.ctrl_c, self.name = inner, ctrl_c, inner.name
+
+    def complete(self, *args: Any, **kwargs: Any) -> Reply:
+        self.ctrl_c.calls += 1
+        if self.ctrl_c.calls == self.ctrl_c.at:
+            raise KeyboardInterrupt
+        return self.inner.complete(*args, **kwargs)
+
+
+def four_jobs() -> list[Job]:
+    tasks = [load_task("one-bug"), load_task("several-steps")]
+    return plan(tasks, CHAPTERS[:2], 1, Scripted())[0]
+
+
+def test_ctrl_c_keeps_the_runs_that_finished(tmp_path: Path) -> None:
+    ctrl_c = CtrlC(at=13)  # one-bug takes 6 calls with chapter 0 and 5 with chapter 1
+    out = io.StringIO()
+    comparison = compare(four_jobs(), ctrl_c, progress=Progress(out), scratch=tmp_path)
+    assert comparison.interrupted
+    assert [(r.task, r.chapter, r.solved) for r in comparison.records] == [
+        ("one-bug", "v0_react_text", True),
+        ("one-bug", "v1_tool_loop", True),
+    ]
+    assert ctrl_c.opened == 3, "no run starts after Ctrl-C"
+    assert (
+        out.getvalue().splitlines()[-1]
+        == "v0_react_text · several-steps · interrupted, not counted"
+    )
+    assert not list(tmp_path.iterdir()), "the scratch folder is removed"
+
+
+def test_ctrl_c_stops_parallel_runs_at_their_next_turn(tmp_path: Path) -> None:
+    ctrl_c = CtrlC(at=4)
+    progress = Progress(io.StringIO())
+    comparison = compare(four_jobs(), ctrl_c, parallel=2, progress=progress, scratch=tmp_path)
+    assert comparison.interrupted and not comparison.records
+    assert ctrl_c.opened == 2 and ctrl_c.calls <= 5
+
+
+def test_ctrl_c_on_the_command_line(fake_provider: FakeProvider, tmp_path: Path) -> None:
+    """A real SIGINT while a live run waits for the provider: exit code 130, the finished
+    run in the table, in the JSON and in the recordings; the cut one in none of them."""
+    queue_tools(fake_provider, solve=True)
+    call = tool_use("toolu_1", "read_file", {"path": "stats.py"})
+    fake_provider.reply(anthropic_message(call, stop_reason="tool_use"))
+    fake_provider.never_answer()
+    records, runs = tmp_path / "records.json", tmp_path / "runs"
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "ANTHROPIC_BASE_URL": fake_provider.url,
+    }
+    command = [sys.executable, "-m", "lab", "compare", "--task", "one-bug", "--chapters", "v1"]
+    command += ["--model", "anthropic:claude-test", "--runs", "2", "--json", str(records)]
+    command += ["--record-dir", str(runs)]
+    process = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("v1_tool_loop · one-bug · run 1/2 · solved"):
+                break
+        deadline = time.monotonic() + 120
+        while len(fake_provider.requests) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until run 2 waits for its second reply
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=600)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted: the runs above finished; the others did not run" in err
+    rows = tables_of(out)["one-bug"]
+    assert rows[1][:3] == ["v1_tool_loop", "yes", "done"]
+    data = json.loads(records.read_text())
+    assert data["interrupted"] is True and len(data["records"]) == 1
+    assert [p.name for p in runs.rglob("*.jsonl*")] == ["1.jsonl"]
+
+
+# --- the progress display --------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def screen(written: str) -> list[str]:
+    """What a terminal shows after `written`: lines, with the two control sequences the
+    display uses (cursor up N lines to their start, clear to the end of the screen)."""
+    lines: list[str] = [""]
+    row = 0
+    for part in re.split(r"(\x1b\[\d+F|\x1b\[J|\n)", written):
+        if part == "\n":
+            row += 1
+            if row == len(lines):
+                lines.append("")
+        elif part.startswith("\x1b[") and part.endswith("F"):
+            row -= int(part[2:-1])
+        elif part == "\x1b[J":
+            del lines[row + 1 :]
+            lines[row] = ""
+        else:
+            lines[row] += part
+    return lines
+
+
+def test_on_a_terminal_each_run_has_a_live_line_rewritten_in_place() -> None:
+    terminal = Terminal()
+    progress = Progress(terminal)
+    progress.turn("v0 · one-bug", 1, 0, False)
+    progress.turn("v1 · one-bug", 1, 0, False)
+    progress.turn("v0 · one-bug", 2, 1234, True)
+    assert screen(terminal.getvalue()) == [
+        "  v0 · one-bug · turn 2 · ≈1,234 tokens",
+        "  v1 · one-bug · turn 1 · 0 tokens",
+        "",
+    ]
+    progress.finish("v0 · one-bug", "solved · 2 turns")
+    progress.turn("v1 · one-bug", 2, 999, False)
+    assert screen(terminal.getvalue()) == [
+        "v0 · one-bug · solved · 2 turns",
+        "  v1 · one-bug · turn 2 · 999 tokens",
+        "",
+    ]
+    progress.finish("v1 · one-bug", "not solved (max_turns)")
+    assert screen(terminal.getvalue()) == [
+        "v0 · one-bug · solved · 2 turns",
+        "v1 · one-bug · not solved (max_turns)",
+        "",
+    ]
+
+
+def test_on_a_terminal_a_chapter_has_its_colour_of_the_page_and_the_notebooks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = Terminal()
+    Progress(terminal).finish("v2_todos · one-bug", "solved")
+    assert plots.chapter_colour("v2_todos") == "#009E73" == view.COLOURS[2]
+    assert terminal.getvalue() == "\x1b[1;38;2;0;158;115mv2_todos\x1b[0m · one-bug · solved\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = Terminal()
+    Progress(plain).finish("v2_todos · one-bug", "solved")
+    assert plain.getvalue() == "v2_todos · one-bug · solved\n"
+
+
+def test_off_a_terminal_only_finished_runs_are_written() -> None:
+    log = io.StringIO()
+    progress = Progress(log)
+    progress.turn("v0 · one-bug", 3, 100, True)
+    progress.finish("v0 · one-bug", "solved · 3 turns")
+    assert log.getvalue() == "v0 · one-bug · solved · 3 turns\n"
+
+
+def test_a_slow_reply_says_so_once_in_a_log_and_on_the_live_line() -> None:
+    """The clock is handed to `tick`, so the test waits for nothing."""
+    log = io.StringIO()
+    progress = Progress(log)
+    progress.turn("v1 · one-bug", 2, 900, False)
+    now = time.monotonic()
+    progress.tick(now + 5)  # not slow yet
+    progress.tick(now + 45)
+    progress.tick(now + 50)  # said once, not every second
+    progress.finish("v1 · one-bug", "solved · 2 turns")
+    assert log.getvalue().splitlines() == [
+        "v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 45 s",
+        "v1 · one-bug · solved · 2 turns",
+    ]
+    terminal = Terminal()
+    live = Progress(terminal)
+    live.turn("v1 · one-bug", 2, 900, False)
+    live.tick(time.monotonic() + 61)
+    assert screen(terminal.getvalue())[0] == (
+        "  v1 · one-bug · turn 2 · 900 tokens · slow reply: waiting 61 s"
+    )
+
+
+# --- flags -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--record-dir", "runs"], "--record-dir keeps live runs: add --model SPEC"),
+        (["--runs", "3"], "--runs repeats live runs; a replay gives the same run every time"),
+        (["--jobs", "9"], "--jobs must be between 1 and 8"),
+        (["--window", "0"], "--window must be a number of tokens, 1 or more"),
+        (["--max-tokens-total", "0"], "--max-tokens-total must be 1 or more"),
+        (["--max-turns", "0"], "--max-turns must be 1 or more"),
+        (["--model", "anthropic:x", "--replay-dir", "."], "--replay-dir replays recorded runs"),
+        (["--replay-dir", "nowhere"], "--replay-dir nowhere is not a folder"),
+        (["--task", "nope"], "no task 'nope'; the tasks are add-flag, codebase-question"),
+        (["--chapters", "v9"], "no chapter 'v9' in --chapters; the chapters are v0_react_text"),
+        (["--task", "add-flag"], "nothing to replay: no runs scripted for these tasks"),
+        (["--model", "nope:x"], "unknown provider 'nope' in 'nope:x'"),
+        (["--model", "anthropic:claude-test"], "ANTHROPIC_API_KEY is not set"),
+        (["--task", "one-bug", "--json", "."], "cannot write .: it is a folder"),
+        (
+            ["--task", "one-bug", "--html", "no/such/x.html"],
+            "cannot write no/such/x.html: there is no folder",
+        ),
+    ],
+)
+def test_flags_that_cannot_work_are_one_line(
+    argv: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # away from a .env of the learner's beside the clone
+    assert command.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {message}") and captured.err.count("\n") == 1
+
+
+def test_chapters_are_named_short_or_long() -> None:
+    assert command.chapter_names("v1, v0_react_text") == ["v1_tool_loop", "v0_react_text"]
+    assert command.chapter_names(None) == chapters()
+
+
+def test_the_lab_command_lists_tasks_and_explains_itself(capsys: pytest.CaptureFixture) -> None:
+    assert lab_main(["tasks"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in ["one-bug", "long-task", "refactor"])
+    assert "* one-bug" in listing and "  refactor" in listing
+    assert lab_main([]) == 2
+    assert "python -m lab compare" in capsys.readouterr().err
+
+
+def test_a_run_that_fails_is_its_verdict_and_the_comparison_goes_on(tmp_path: Path) -> None:
+    import dataclasses
+
+    broken = dataclasses.replace(load_task("one-bug"), workspace=tmp_path / "gone")
+    jobs = [Job("v1_tool_loop", broken, 1, 1), Job("v1_tool_loop", load_task("one-bug"), 1, 1)]
+    out = io.StringIO()
+    comparison = compare(jobs, Scripted(), progress=Progress(out), scratch=tmp_path)
+    failed, solved = comparison.records
+    assert not failed.solved and failed.stop == "error"
+    assert failed.verdict.startswith("the run failed: FileNotFoundError")
+    assert solved.solved and not comparison.interrupted
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_unwritable_json_path_is_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert command.main(["--task", "one-bug", "--json", str(locked / "r.json")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "permission denied" in captured.err.lower()
+
+
+def test_a_replay_dir_says_its_commands_run_for_real_and_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task = load_task("one-bug")
+    kept = tmp_path / "runs" / "one-bug" / "v1_tool_loop"
+    kept.mkdir(parents=True)
+    (kept / "1.jsonl").write_bytes(task.cassette("v1_tool_loop").read_bytes())
+    assert command.main(["--replay-dir", str(tmp_path / "runs")]) == 0
+    err = capsys.readouterr().err
+    warning = err[: err.index("v1_tool_loop · one-bug")]  # before the first run
+    assert "the tools run for real, on this machine" in warning
+    assert "  $ python -m unittest" in warning and "  $ ls" in warning
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
+def test_a_records_file_that_cannot_be_made_stops_the_comparison_before_it_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """/proc takes no new file, even from root, who may write anywhere else."""
+    assert command.main(["--task", "one-bug", "--json", "/proc/records.json"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: cannot write /proc/records.json: ") and error.count("\n") == 1
+
+
+def test_records_that_cannot_be_written_at_the_end_are_kept_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = {"format": "lab-records/1", "records": [{"chapter": "v1_tool_loop"}]}
+    gone = tmp_path / "removed meanwhile" / "records.json"
+    kept = command.keep_records(gone, document)
+    assert kept != gone and json.loads(kept.read_text()) == document
+    assert f"error: cannot write {gone}: No such file or directory" in capsys.readouterr().err
+    kept.unlink()
+
+
+def test_a_comparison_where_no_run_could_finish_says_so_and_fails(
+    live_env: FakeProvider, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every run rate limited: the tables measure nothing, and the exit code says so."""
+    monkeypatch.setenv("AGENT_RETRIES", "0")
+    for _ in range(2):
+        live_env.fail(429, RATE_LIMITED)
+    argv = ["--task", "one-bug", "--chapters", "v1", "--model", "anthropic:claude-test"]
+    assert command.main([*argv, "--runs", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "error: no run could finish (2 rate limited): the tables measure nothing" in err
+
+
+@pytest.mark.parametrize("chapter", ["v1", "v2", "v3", "v4"])
+def test_a_call_the_server_left_in_the_text_is_a_setting_that_could_not_finish(
+    chapter: str, fake_provider: FakeProvider, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The reply came, and was paid for: each chapter's loop counts its turn and tokens;
+    the run is not "not solved" by the chapter but stopped by the server's setting."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_provider.url + "/v1")
+    fake_provider.reply(openai_completion("functions.bash:", usage=(757, 141)))
+    records = tmp_path / "r.json"
+    argv = ["--task", "one-bug", "--chapters", chapter, "--model", "openai:local"]
+    assert command.main([*argv, "--json", str(records)]) == 1  # nothing could finish
+    (record,) = json.loads(records.read_text())["records"]
+    assert record["stop"] == "tool_call_in_text" and record["outcome"] == "tool-call setting"
+    assert record["verdict"] == "could not finish: tool-call setting"
+    assert (record["turns"], record["input_tokens"], record["output_tokens"]) == (1, 757, 141)
+    assert record["context_per_turn"] == [757]
