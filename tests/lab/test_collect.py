@@ -308,7 +308,7 @@ def test_the_files_a_solution_changes_are_the_ones_a_handin_may_hold() -> None:
                 taken = path.startswith(chapter_of(session) + "/") or path in COURSE_FILES.get(
                     session, ()
                 )
-                assert taken or re.fullmatch(r"tests/test_\w+\.py", path), (number, path)
+                assert taken or re.fullmatch(r"tests/(\w+/)?test_\w+\.py", path), (number, path)
 
 
 def test_a_session_runs_on_the_students_code_of_the_sessions_before(tmp_path: Path) -> None:
