@@ -12,15 +12,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from llm import Console, Model, ModelError, default_budget
+from llm import Console, Model, ModelError
 from llm.cli import Chapter, UsageError, main
 from llm.console import counted, shown_size
 from machine import adopt_orphans
 from v2_todos.todos import render
 
-from .agent import TOOLS, layers, run, runtime_now
+from .agent import TOOLS, TOOLS_GUIDANCE, run
 from .context import ContextWindow
-from .prompt import assemble, describe
+from .prompt import assemble, describe, layers, runtime_now
 from .session import SESSIONS_DIR, Session, SessionError, SessionStore, plan_of
 
 DEMO = Path(__file__).parent / "demo"
@@ -115,10 +115,9 @@ def resume(state: dict[str, Any], session_id: str) -> str:
 def compact(state: dict[str, Any], _: str) -> str:
     """Stage 2 on demand: summarise the whole conversation now."""
     model, session = state["model"], state["session"]
-    budget = state["context_budget"] or default_budget(model.name)
-    system = assemble(layers(workdir_of(session)))
+    system = assemble(layers(workdir_of(session), TOOLS_GUIDANCE))
     try:
-        done = ContextWindow(model, session, budget).compact_now(system, TOOLS)
+        done = ContextWindow(model, session, state["context_budget"]).compact_now(system, TOOLS)
     except (ModelError, SessionError) as error:  # the prompt stays: the person may try again
         return f"/compact failed, nothing was changed: {error}"
     if done is None:
@@ -128,7 +127,7 @@ def compact(state: dict[str, Any], _: str) -> str:
 
 def show_prompt(state: dict[str, Any], _: str) -> str:
     workdir = workdir_of(state["session"])
-    return describe(layers(workdir), runtime_now(workdir, state["model"].name))
+    return describe(layers(workdir, TOOLS_GUIDANCE), runtime_now(workdir, state["model"].name))
 
 
 CHAPTER = Chapter(

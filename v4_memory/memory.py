@@ -24,11 +24,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm import Message, Model
+from llm import Console, Message, Model
+from llm.cassette import for_child
 from llm.types import with_user_text
 from machine import Logs, PostingsFile, ToolError, cap_output, hold
 
+from .session import Session
+
 HOME = Path(".agent")  # the agent's home inside the work directory, as for sessions
+RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
 
 # BM25's two knobs, at the values most search engines ship with.
@@ -315,3 +319,35 @@ def flush(model: Model, system: str, view: list[Message], store: MemoryStore) ->
             with contextlib.suppress(ValueError, TypeError, ToolError):  # a bad fact is lost
                 saved.append(store.add(args.get("text", ""), args.get("category", "note")))
     return saved
+
+
+def recall(store: MemoryStore, task: str, console: Console) -> list[Hit]:
+    """What long-term memory knows of `task`, said on the console: the RECALL best hits."""
+    for problem in store.problems:
+        console.warn(f"memory: {problem}")
+    recalled = store.search(task, k=RECALL)
+    if recalled:
+        console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
+    return recalled
+
+
+def memory_handlers(store: MemoryStore) -> dict[str, Callable[..., str]]:
+    """The memory tools' handlers, on `store`."""
+    return {
+        "memory_write": lambda workdir, text, category: f"saved as {store.add(text, category)}",
+        "memory_search": lambda workdir, query, k=5: render_hits(store.search(query, k)),
+    }
+
+
+def flush_before_summary(
+    model: Model, store: MemoryStore, console: Console, session: Session
+) -> Callable[[str, list[Message]], None]:
+    """The context window's callback before it summarises `session`: the flush, in a side
+    call whose replies a cassette keeps under a key of their own (`flush-1`, …)."""
+
+    def save(system: str, view: list[Message]) -> None:
+        side = for_child(model, f"flush-{session.compactions + 1}")
+        saved = flush(side, system, view, store)
+        console.note(f"memory flush before older turns are summarised: {len(saved)} saved")
+
+    return save

@@ -30,6 +30,7 @@ from machine import ToolError, read_text
 from v1_tool_loop.sandbox import safe_path
 
 from .memory import HOME, Hit, render_hits
+from .skills import find_skills, skills_index
 
 BOOTSTRAP_FILES = ("AGENTS.md", "CLAUDE.md")  # the project files agents read by convention
 
@@ -95,6 +96,18 @@ def build_layers(
         section("channel", CHANNEL),
         section("memory", *read_memory(workdir, recalled)),
     ]
+
+
+def layers(
+    workdir: Path, tools_guidance: str, recalled: Sequence[Hit] = (), skills: str | None = None
+) -> list[Layer]:
+    """The system prompt's layers for the next call, its files read afresh (they may change);
+    `skills`, the skills index, when the caller has it already."""
+    if skills is None:
+        skills = skills_index(find_skills(workdir)[0])
+    return build_layers(
+        workdir, recalled=recalled, skills_index=skills, tools_guidance=tools_guidance
+    )
 
 
 def section(name: str, body: str, cut: bool = False) -> Layer:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm import Console
 from machine import ToolError, read_agent_text, shown_name
 
 BUNDLED = Path(__file__).parent / "skills"
@@ -117,6 +118,14 @@ def skills_index(skills: Mapping[str, Skill]) -> str:
     return "\n".join([USING_SKILLS, *(index_line(skill) for skill in skills.values())])
 
 
+def skills_for(workdir: Path, console: Console) -> str:
+    """The skills index for a run, read once (parsing them takes time); each skipped, said."""
+    found, skipped = find_skills(workdir)
+    for problem in skipped:
+        console.warn(f"skill {problem}")
+    return skills_index(found)
+
+
 def index_line(skill: Skill) -> str:
     return f"- {shown_name(skill.name)}: {skill.description}"
 
@@ -128,3 +137,6 @@ def load_skill(workdir: Path, name: str) -> str:
         listed = ", ".join(skills) or "none"
         raise ToolError(f"there is no skill named {name!r:.60}; the skills are: {listed}")
     return skills[name].body
+
+
+SKILLS = {"load_skill": load_skill}  # the skills' tool handler, by name
