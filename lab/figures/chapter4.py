@@ -63,11 +63,11 @@ def session_steps(name: str) -> list[SessionStep]:
     """
     demo = chapter(name)
     agent, prompt = (importlib.import_module(f"{name}.{module}") for module in ("agent", "prompt"))
-    if not demo.demo_steps:
+    if not demo.sessions or not demo.sessions.demo_steps:
         raise SystemExit(f"{name} has no demo steps: this figure needs chapter 4")
     plan = [
         (demo.demo_cassette, False),
-        *((demo.demo_cassette.parent / c, "--continue" in f) for c, f in demo.demo_steps),
+        *((demo.demo_cassette.parent / c, "--continue" in f) for c, f in demo.sessions.demo_steps),
     ]
     steps = []
     with scratch_folder() as scratch:
