@@ -67,7 +67,7 @@ class Session(Journal):
     KIND = "session"
 
     def __init__(self, path: Path, store: SessionStore, header: dict[str, Any] | None = None):
-        super().__init__(path, store.workdir, sync=store.sync)  # locked, or SessionBusy
+        super().__init__(path, store.workdir, sync=store.sync)  # locked, or JournalBusy
         self.header: dict[str, Any] = header or {}
         self.repairs: list[str] = []
         self.compactions = 0  # compaction records applied, in the file and since
