@@ -46,7 +46,6 @@ class Sessions:
 
     store: Callable[[Path], Store]  # the sessions of a work directory
     error: type[Exception]  # what the store raises: one line that says what to do
-    chapter: str  # the package name, written in each new session's header
     flags: Flags | None = None  # the chapter's own flags (chapter 4: --context-budget)
     setup: Setup | None = None  # and the extra keyword arguments it builds from them
     # The demo's later steps, each a new process once the first task is done (chapter 4:
@@ -76,8 +75,7 @@ class Sessions:
         store = self.store(workdir)
         try:
             if args.resume is None and not args.resume_latest:
-                meta = {"model": model.name, "chapter": self.chapter}
-                return state | {"session": store.create(meta)}
+                return state | {"session": store.create({"model": model.name})}
             session = store.open(latest_id(store) if args.resume is None else args.resume)
         except self.error as error:
             raise UsageError(str(error)) from None

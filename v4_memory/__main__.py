@@ -80,7 +80,6 @@ CHAPTER = Chapter(
     sessions=Sessions(  # the session is the history: --continue, --resume, /sessions, /resume
         store=lambda workdir: SessionStore(workdir / SESSIONS_DIR, workdir=workdir),
         error=SessionError,
-        chapter="v4_memory",
         flags=flags,
         setup=setup,
         demo_steps=DEMO_STEPS,

@@ -165,8 +165,7 @@ class Session(Journal):
 
 def new_session(workdir: Path, model_name: str) -> Session:
     """A new session in the work directory's session folder."""
-    store = SessionStore(workdir / SESSIONS_DIR, workdir=workdir)
-    return store.create({"model": model_name, "chapter": CHAPTER})
+    return SessionStore(workdir / SESSIONS_DIR, workdir=workdir).create({"model": model_name})
 
 
 def plan_of(session: Session) -> list[dict[str, str]]:
