@@ -1,9 +1,11 @@
 """Sessions on the command line: `--continue`, `--resume ID`, `/sessions` and `/resume ID`.
 
 A chapter that keeps each conversation in a file (chapter 4) describes how in a
-`Sessions` and gives it to its `Chapter`: the store of a work directory, and the error
-that store raises.  Every run then works in `state["session"]`, resumed or new, one for
-the whole interactive prompt; nothing here knows how a session is written.
+`Sessions` and gives it to its `Chapter`: the store of a work directory, the error that
+store raises, and what else only such a chapter adds (its own flags, the demo's later
+steps, each a new process that resumes or starts a session).  Every run then works in
+`state["session"]`, resumed or new, one for the whole interactive prompt; nothing here
+knows how a session is written.
 """
 
 from __future__ import annotations
