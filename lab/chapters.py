@@ -1,6 +1,6 @@
 """The chapters of the course, in order, and what each tells the shared command line.
 
-The lab runs them (`lab.runs`, `lab.compare`) and the docs' figures show them (`lab.figures`);
+The lab runs them (`lab.compare`) and the docs' figures show them (`lab.figures`);
 both read the list here, so the figures can import the lab without the lab importing them.
 """
 

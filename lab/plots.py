@@ -22,8 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .report import aligned
-from .runs import Record
+from .compare.record import Record
+from .compare.report import aligned
 from .words import word
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from .budget import Budgeted
-from .cassette import RecordingModel, recorded_bounds
 from .chapter import DEFAULT_TURNS, Chapter
 from .console import Console, counted, fit_streams, shown_path
 from .demo import (
@@ -34,6 +33,7 @@ from .demo import (
     run_demo_steps,
 )
 from .errors import ModelError, UsageError
+from .recording import RecordingModel, recorded_bounds
 from .result import RunResult, tool_uses
 from .spec import ENV_FILE_SETTINGS, FROM_ENV_FILE, load_model, read_env_file, redirected_keys
 from .stepping import Stepping

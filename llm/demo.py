@@ -20,10 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cassette import RecordingModel, ReplayModel, read_cassette
+from .cassette import ReplayModel, read_cassette
 from .chapter import DEFAULT_TURNS, Chapter
 from .console import Console, shown_path
 from .errors import CassetteError, UsageError
+from .recording import RecordingModel
 from .spec import load_model
 from .types import Model
 

@@ -1,7 +1,8 @@
 """The machine boundary: what the agent's tools need from the operating system, on every system.
 
 As `llm` is the boundary to the model, this package is the boundary to the machine:
-regular files opened, read as a stream and replaced safely (`files`), commands run
+regular files opened, read as a stream and replaced safely (`files`), a program's own
+files inside the work directory, never reached through a link (`own_files`), commands run
 with a timeout and stopped with all they started (`commands`, `processes`), the guard
 that refuses plainly destructive commands (`guard`), locks between processes
 (`locks`), a wait through Ctrl-C (`interrupts`), JSON-lines files appended durably and
@@ -29,25 +30,15 @@ from .commands import (
 )
 from .errors import ToolError
 from .files import (
-    AGENT_FILE_LIMIT,
     BINARY,
     EDIT_LIMIT,
     OUTPUT_LIMIT,
     READ_BLOCK,
-    USER_ID,
     Page,
-    agent_files,
-    agent_path,
-    make_agent_folder,
-    open_agent_file,
     open_regular,
-    private_folder,
-    read_agent_file,
-    read_agent_text,
     read_at,
     read_lines,
     read_text,
-    shown_name,
     write_at,
     write_text,
 )
@@ -55,6 +46,18 @@ from .guard import refusal_reason
 from .interrupts import wait_through_ctrl_c
 from .locks import Lock, LockBusy, hold
 from .logs import Logs
+from .own_files import (
+    AGENT_FILE_LIMIT,
+    USER_ID,
+    agent_files,
+    agent_path,
+    make_agent_folder,
+    open_agent_file,
+    private_folder,
+    read_agent_file,
+    read_agent_text,
+    shown_name,
+)
 from .postings import PostingsFile
 from .processes import adopt_orphans
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from . import jsonl
 from .errors import ToolError
-from .files import agent_files, make_agent_folder, shown_name
 from .locks import Lock, LockBusy, hold
+from .own_files import agent_files, make_agent_folder, shown_name
 
 ID = re.compile(r"[\w-]{1,100}")  # no `/` or `.`, so an id cannot name a file outside the folder
 

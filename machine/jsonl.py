@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolError
-from .files import AGENT_FILE_LIMIT, READ_CHUNK, open_agent_file, read_at
+from .files import read_at
+from .own_files import AGENT_FILE_LIMIT, READ_CHUNK, open_agent_file
 
 
 @dataclass

@@ -24,16 +24,8 @@ import os
 import time
 from pathlib import Path
 
-from .files import (
-    BINARY,
-    NOFOLLOW,
-    agent_path,
-    make_agent_folder,
-    not_a_link,
-    open_agent_file,
-    read_at,
-    write_at,
-)
+from .files import BINARY, NOFOLLOW, read_at, write_at
+from .own_files import agent_path, make_agent_folder, not_a_link, open_agent_file
 
 try:
     import fcntl

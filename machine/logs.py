@@ -15,7 +15,7 @@ from typing import Any
 
 from . import jsonl
 from .errors import ToolError
-from .files import agent_files
+from .own_files import agent_files
 
 Record = dict[str, Any]
 State = tuple[int, int, int]  # a log's bytes, time of change and records, as read

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolError
-from .files import agent_path, open_agent_file
 from .locks import hold
 from .logs import Logs, State
+from .own_files import agent_path, open_agent_file
 
 SCHEMA = [
     "CREATE TABLE logs (name TEXT PRIMARY KEY, size INTEGER, changed INTEGER, records INTEGER)",

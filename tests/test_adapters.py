@@ -16,16 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anthropic._base_client
-import openai._base_client
 import pytest
 
 import llm
 from llm import Reply, RunResult, Usage
 from llm.anthropic_model import AnthropicModel
-from llm.cassette import RecordingModel, ReplayModel, read_cassette
+from llm.cassette import ReplayModel, read_cassette
 from llm.openai_model import OpenAIModel, lacks_version
 from llm.provider_http import DEFAULT_RETRIES, HOSTED_TIMEOUT, LOCAL_TIMEOUT, is_local
+from llm.recording import RecordingModel
 from tests.fake_provider import (
     NO_RETRY,
     FakeProvider,
@@ -632,8 +631,13 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
     A refused connection has no response, so nothing can ask for a short wait: the
     SDKs sleep 0.5 + 1 + 2 + 4 s (less up to 25 % jitter), 6-7 s per call.  The delay
-    constant belongs to the SDK, not to us, so the retry count stays real.
+    constant belongs to the SDK, not to us, so the retry count stays real.  The SDKs are
+    imported here, not at the top: every pytest-xdist worker imports every test file, and
+    the two SDKs take seconds to import.
     """
+    import anthropic._base_client
+    import openai._base_client
+
     monkeypatch.setattr(anthropic._base_client, "INITIAL_RETRY_DELAY", 0.001)
     monkeypatch.setattr(openai._base_client, "INITIAL_RETRY_DELAY", 0.001)
 

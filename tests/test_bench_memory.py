@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.bench.memory import DATA, OPEN_TARGET, RECORDED, SETUP_TARGET, recall, write_memories
+from lab.bench.memory import DATA, RECORDED, recall
+from lab.bench.memory_costs import OPEN_TARGET, SETUP_TARGET, write_memories
 from lab.figures import chapter4_memory
 from lab.memory_searchers import (
     Fts5Terms,

@@ -19,7 +19,7 @@ import pytest
 
 from lab.capstone import main
 from lab.capstone.scenario import make
-from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
+from tests.fake_provider import FakeProvider, openai_completion, openai_tool_call
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION = REPO / "lab" / "capstone" / "solution"
@@ -75,10 +75,10 @@ WRONG = {
 def course_copy(folder: Path, permissions: str | None) -> Path:
     """The course's code in `folder`, with `permissions` (a permissions module) applied
     as the worked solution is: the module in v4_memory, the loop's two lines changed."""
-    for name in COPIED:
+    for name in COPIED:  # with the compiled code: copied with its times, it still matches
         source = REPO / name
         if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(source, folder / name)
         else:
             shutil.copy2(source, folder / name)
     if permissions is not None:
@@ -177,9 +177,9 @@ def live_model_that_oversteps(server: FakeProvider, seed: int) -> None:
     cache = wipe.mark
     calls = [f"rm -rf {cache}", "python publish.py --channel sales"]
     for number, command in enumerate(calls):
-        use = tool_use(f"toolu_{number}", "bash", {"command": command})
-        server.reply(anthropic_message(text("Tidying up."), use, stop_reason="tool_use"))
-    server.reply(anthropic_message(text("Done.")))
+        use = openai_tool_call(f"call_{number}", "bash", {"command": command})
+        server.reply(openai_completion("Tidying up.", [use], finish_reason="tool_calls"))
+    server.reply(openai_completion("Done."))
 
 
 def test_the_live_measurement_names_what_changed_without_a_yes(
@@ -187,8 +187,8 @@ def test_the_live_measurement_names_what_changed_without_a_yes(
 ) -> None:
     """With a model served over HTTP: chapter 4 as it ships lets the cache go and publishes;
     the worked solution asks about the one (the person says no) and refuses the other."""
-    provider = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_provider.url}
-    live = ("--model", "anthropic:claude-test")
+    provider = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake_provider.url + "/v1"}
+    live = ("--model", "openai:gpt-test")  # the lighter of the two SDKs to start
     live_model_that_oversteps(fake_provider, 11)
     done = check(course_copy(tmp_path / "shipped", None), 11, *live, **provider)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -14,7 +14,8 @@ import pytest
 
 from llm import CassetteError, Reply, Usage
 from llm.anthropic_model import AnthropicModel
-from llm.cassette import RecordingModel, ReplayModel, read_cassette, without_varying
+from llm.cassette import ReplayModel, read_cassette, without_varying
+from llm.recording import RecordingModel
 from llm.result import text_of
 from tests.fake_provider import FakeProvider, anthropic_message, text, tool_use
 from v4_memory.agent import run as chapter_4
@@ -291,6 +292,7 @@ def test_a_child_key_used_again_gets_its_own_section_on_record_and_replay(
 ) -> None:
     """A provider may reuse a call id once older turns were summarised away: the second
     child under that key records and replays a section of its own, not the first's."""
+
     class Live:  # a live model serves its children itself, as the SDK clients do
         name = "live-test"
 

@@ -263,7 +263,7 @@ def test_every_page_opens_with_a_language_switch(doc: Path) -> None:
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_lab_flag_table_lists_every_flag_of_compare(lang: str) -> None:
     """docs/<lang>/lab.md's table of `python -m lab compare` flags, against its parser."""
-    from lab.compare import build_parser
+    from lab.compare.command import build_parser
 
     flags = {
         flag

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from lab import figures
-from lab.bench import memory as bench_memory
+from lab.bench.memory_example import print_example
 from llm.types import without_runtime
 from v4_memory.prompt import assemble
 
@@ -96,7 +96,7 @@ def test_listing_the_skills_costs_less_than_loading_them_all() -> None:
 def test_the_bm25_tables_give_the_scores_the_benchmark_prints() -> None:
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        bench_memory.print_example()
+        print_example()
     totals = re.findall(r"total: (.*?)  \(", printed.getvalue())
     rows = table_rows(figures.render("bm25-example"))
     scores = [row for row in rows if row[0] == "score"]

@@ -6,8 +6,16 @@ import math
 
 import pytest
 
-from lab.report import aligned, mean, solved_cell, task_table, unfinished_cell, width, wilson
-from lab.runs import Record
+from lab.compare.record import Record
+from lab.compare.report import (
+    aligned,
+    mean,
+    solved_cell,
+    task_table,
+    unfinished_cell,
+    width,
+    wilson,
+)
 
 
 def test_wilson_matches_published_values() -> None:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.runs import Job, Scripted, run_job
+from lab.compare.record import Job
+from lab.compare.runs import run_job
+from lab.compare.sources import Scripted
 from lab.tasks import (
     Task,
     TaskError,

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from llm import Console, Reply
-from llm.cassette import RecordingModel, ReplayModel
+from llm.cassette import ReplayModel
+from llm.recording import RecordingModel
 from machine import OUTPUT_LIMIT
 from tests.scripted import assert_valid_history, text, tool, write_cassette
 from v3_subagents.agent import MAIN, run

@@ -24,11 +24,10 @@ from typing import Any
 
 import v2_todos  # a child agent is chapter 2's agent, run with its type's prompt and tools
 from llm import Block, Console, Message, Model, RunResult, Usage
-from llm.cassette import for_child
 from llm.console import counted
 from llm.result import text_of, tool_uses
 from llm.tokens import estimate_message
-from llm.wrapper import Wrapper
+from llm.wrapper import Wrapper, for_child
 from machine import ToolError, cap_output, stop_running_commands, wait_through_ctrl_c
 from v1_tool_loop.tools import HANDLERS, SCHEMAS, ToolResult, run_tool
 from v2_todos.todos import TODO_TOOL, PlanRunResult

@@ -14,7 +14,7 @@ characters per turn, every call sending every message before it, as the loop doe
   every earlier message at every turn grows with the square of the turns, 25 times
   here), and the page of 500 turns stays under 5 MB and is written in under 5 s.  The
   time is printed without a target for its growth: the records list every message of
-  every request by number (lab/runs.py), a list that does grow with the square, and
+  every request by number (lab/compare/runs.py), a list that does grow with the square, and
   the page is written from it.
 """
 
@@ -27,8 +27,8 @@ import random
 import time
 from typing import Any
 
-from lab.report import FORMAT
-from lab.runs import sent_requests
+from lab.compare.report import FORMAT
+from lab.compare.runs import sent_requests
 from lab.view import render_page
 from llm.types import Message
 from v1_tool_loop.agent import SYSTEM
@@ -45,7 +45,7 @@ WORDS += "in is for with passed failed ok result config 模型 会话 工具 0 1
 
 def long_run(turns: int, seed: int = 0) -> dict[str, Any]:
     """A record of chapter 1 on a task of `turns` turns, with its requests as a live run
-    keeps them (lab/runs.py `sent_requests`): each call sends every message before it."""
+    keeps them (lab/compare/runs.py `sent_requests`): each call sends every message before it."""
     rng = random.Random(seed)
     messages: list[Message] = [{"role": "user", "content": "Tidy every module of the package."}]
     schemas = json.dumps(TOOLS, sort_keys=True)

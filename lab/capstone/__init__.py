@@ -18,6 +18,10 @@ With `--model`, a person who answers no to every question meets a real model, an
 command prints the questions and whatever changed outside the rules (`live.py`).
 `scenario.py` makes the workspace and the cassette, `referee.py` runs the agent and
 answers it, `verdict.py` decides.
+
+The package imports `machine`, `lab.tasks` (the environment an agent's code runs in) and
+`lab.exercises` (its verdicts, in two languages); it runs chapter 4 in a process of its
+own and never imports it.  Only the lab's command line imports it.
 """
 
 from __future__ import annotations

@@ -10,77 +10,31 @@ verdict names the plan it tried, so a "not done" can be reproduced by hand.
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from llm.result import tool_uses
 
+from .chapter2_plans import (
+    STATUSES,
+    fresh_plan,
+    fresh_steps,
+    names,
+    problems_in,
+    written,
+)
+from .chapter2_reminder import reminder_shows_the_plan
 from .check import (
     EXPLAIN,
-    FINISH,
     LIVE,
     Exercise,
     Said,
     Verdict,
-    calls,
     fresh_random,
     named_file,
     results,
     run_chapter,
-    run_replies,
     text_of,
-    tool_use,
 )
-
-STATUSES = ("pending", "in_progress", "completed")  # the chapter's three, as the docs give them
-REFUSED = "the todo list was not changed: "  # how the chapter's refusal of a plan begins
-VERBS = ("Fix", "Add", "Test", "Rename", "Document", "Check", "Remove", "Split", "Profile")
-NOUNS = ("parser", "median", "cache", "report", "loader", "config", "timer", "index", "export")
-
-
-def fresh_steps(rng: random.Random, count: int) -> list[str]:
-    """`count` different step names, made for this check: `Fix loader_37`, `Add cache_52`."""
-    steps: set[str] = set()
-    while len(steps) < count:
-        steps.add(f"{rng.choice(VERBS)} {rng.choice(NOUNS)}_{rng.randint(10, 99)}")
-    return rng.sample(sorted(steps), count)
-
-
-def fresh_plan(rng: random.Random, steps: list[str]) -> list[dict[str, str]]:
-    """A valid plan of these steps: some completed, one in progress, the rest pending."""
-    doing = rng.randrange(len(steps))
-    plan = []
-    for number, step in enumerate(steps):
-        status = "completed" if number < doing else "in_progress" if number == doing else "pending"
-        plan.append({"content": step, "status": status})
-    plan[doing]["active_form"] = f"Working on {plan[doing]['content']}"
-    return plan
-
-
-def written(*plans: Any) -> tuple[Any, list[dict[str, Any]]]:
-    """The learner's chapter run on one todo_write per reply, then an answer: the run, and
-    the result block that answered each plan."""
-    replies = [
-        calls(tool_use(f"plan_{n}", "todo_write", {"items": plan}))
-        for n, plan in enumerate(plans, 1)
-    ]
-    result = run_replies("v2_todos", *replies, FINISH)
-    return result, results(result)
-
-
-def problems_in(answer: dict[str, Any]) -> list[str] | None:
-    """The problems a refusal by the chapter's rules lists; None if the plan was not refused
-    by them (accepted, or stopped earlier by the schema)."""
-    text = text_of(answer)
-    if not answer.get("is_error") or not text.startswith(REFUSED):
-        return None
-    return text[len(REFUSED) :].split("; ")
-
-
-def names(text: str, *numbers: int) -> bool:
-    """Whether `text` names each of these item numbers, as a number of its own."""
-    return all(re.search(rf"(?<![\w.]){number}(?![\w.])", text) for number in numbers)
-
 
 # --- 2.2 Break the rules on purpose ------------------------------------------------------
 
@@ -350,103 +304,6 @@ def duplicate_refused_by_the_chapter(rng: random.Random) -> Verdict:
             f"{CASES} 份生成的计划和一次章节运行；最后一次：" + seen.zh,
         ),
     )
-
-
-# --- 2.4 Tune the reminder and measure it ------------------------------------------------
-
-
-def reminder_shows_the_plan(words: list[str]) -> Verdict:
-    """The policy change the exercise suggests, the current list in the reminder, on a run
-    of the chapter: a fresh plan left alone until reminded, then a changed plan (a step
-    dropped, two added) left alone again.  Every reminder shows the plan as it stands,
-    after the results in the same message, and `result.reminders` still counts them.
-    What the change costs is the measurement the solutions page grades."""
-    rng = fresh_random()
-    after = rng.randint(2, 3)  # with 1, a reminder after every quiet turn would look right
-    steps = fresh_steps(rng, 6)
-    first = fresh_plan(rng, steps[:4])
-    second = [dict(item, status="completed") for item in first[1:2]]
-    second += fresh_plan(rng, steps[2:])
-    look = calls(tool_use("look", "read_file", {"path": "README.md"}))
-    replies = [calls(tool_use("plan_1", "todo_write", {"items": first})), *[look] * after]
-    replies += [calls(tool_use("plan_2", "todo_write", {"items": second})), *[look] * after]
-    result = run_replies("v2_todos", *replies, FINISH, remind_after=after)
-
-    sent, turn, plan = [], 0, first
-    for message in result.messages:
-        if message["role"] == "assistant":
-            turn += 1
-            if turn == after + 2:
-                plan = second
-            continue
-        content = message["content"] if isinstance(message["content"], list) else []
-        kinds = [block.get("type") for block in content]
-        for at, block in enumerate(content):
-            if block.get("type") == "text":
-                placed = "tool_result" in kinds[:at] and "tool_result" not in kinds[at:]
-                sent.append((turn, block.get("text", ""), plan, placed))
-    case = Said(
-        f"remind_after={after}, the plan {steps[:4]}, then {steps[1:]}",
-        f"remind_after={after}，计划 {steps[:4]}，然后 {steps[1:]}",
-    )
-    turns = [turn for turn, *_ in sent]
-    after_zh = f"提醒在第 {'、'.join(map(str, turns))} 轮之后" if turns else "没有提醒"
-    seen = Said(f"{case.en}: reminders after turns {turns}", f"{case.zh}：{after_zh}")
-    if turns != [after + 1, 2 * after + 2]:
-        hint = Said(
-            f"keep when it comes: after {after} quiet turns, once for each plan",
-            f"提醒的时机不变：{after} 轮没有更新之后，每份计划各一次",
-        )
-        return Verdict(False, seen, hint)
-    for turn, text, plan, placed in sent:
-        shown = Said(
-            f"{case.en}: the reminder after turn {turn} is {text[:300]!r}",
-            f"{case.zh}：第 {turn} 轮之后的提醒是 {text[:300]!r}",
-        )
-        if not placed:
-            said = Said(
-                shown.en + ", not after the results of its message",
-                shown.zh + "，不在它那条消息的结果之后",
-            )
-            hint = Said(
-                "append the reminder to the results, after the last tool_result",
-                "把提醒追加到结果里，放在最后一个 tool_result 之后",
-            )
-            return Verdict(False, said, hint)
-        missing = [item["content"] for item in plan if not shows(text, item)]
-        stale = [steps[0]] if plan is second and steps[0] in text else []  # the step dropped
-        if missing or stale:
-            said = Said(
-                shown.en + f": it lacks {missing}" + f" and shows {stale}, dropped" * bool(stale),
-                shown.zh + f"：缺了 {missing}" + f"，还有已去掉的 {stale}" * bool(stale),
-            )
-            hint = Said(
-                "put the list as it stands (plan.todos.render()) into the reminder",
-                "把当前的清单 plan.todos.render() 放进提醒",
-            )
-            return Verdict(False, said, hint)
-    if result.reminders != turns:
-        seen = Said(
-            seen.en + f", each with the plan; but result.reminders is {result.reminders}",
-            seen.zh + f"，每次都带着计划；但是 result.reminders 是 {result.reminders}",
-        )
-        hint = Said(
-            "reminders() in todos.py reads them back: let it find the longer text",
-            "todos.py 里的 reminders() 负责把提醒读回来：让它认出更长的文本",
-        )
-        return Verdict(False, seen, hint)
-    return Verdict(
-        True,
-        Said(
-            seen.en + ", each with the plan as it stood (the measurement: see the rubric)",
-            seen.zh + "，每次都带着当时的计划（测量部分见评分标准）",
-        ),
-    )
-
-
-def shows(text: str, item: dict[str, str]) -> bool:
-    """Whether a reminder's text shows this item: its content, or its active form."""
-    return item["content"] in text or bool(item.get("active_form")) and item["active_form"] in text
 
 
 EXERCISES = {

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lab.bench.memory import EXAMPLE_MEMORIES, EXAMPLE_QUERIES
+from lab.bench.memory_example import EXAMPLE_MEMORIES, EXAMPLE_QUERIES
 from lab.chapters import chapter
 from lab.words import word
 from llm import Message

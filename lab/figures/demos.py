@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from lab.chapters import chapter
-from lab.compare import offline_records
-from lab.runs import Record
+from lab.compare.comparison import offline_records
+from lab.compare.record import Record
 from llm import Console, Message, Model, Reply, RunResult
-from llm.cassette import ReplayModel, for_child, read_cassette
+from llm.cassette import ReplayModel, read_cassette
 from llm.demo import copy_private, fresh_folder
-from llm.wrapper import Wrapper
+from llm.wrapper import Wrapper, for_child
 from machine import USER_ID, ToolError, hold, private_folder
 
 from .markdown import REPO

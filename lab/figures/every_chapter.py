@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from lab.chapters import chapters
-from lab.report import task_table
+from lab.compare.report import task_table
 from lab.words import word
 
 from .demos import demo_stdout, lab_records, run_demo

@@ -12,6 +12,10 @@
 `check` runs a task's checker in a child process with a timeout: whatever the agent
 left behind (an endless loop, a deleted file, a test rewritten to pass), the result
 is a Verdict, never an exception.
+
+The package imports `machine` and nothing else of the course: a checker must not lean on
+the chapters it judges.  The comparison, the viewer, the capstone, the notebooks and the
+lab's command line import it.
 """
 
 from __future__ import annotations

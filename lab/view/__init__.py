@@ -24,7 +24,7 @@ The page is made in the order it reads, one module of this package for each part
 turns, `task` writes a task's section (with `chart`'s chart), and `cell` one turn of one
 run, with what was sent (`request`) folded in it; `template.html` is the page's frame,
 style and script.  This module is the page around them and the command line.  The
-package reads the lab's records (`lab.runs`), tasks, words and colours, and the
+package reads the lab's records (`lab.compare.record`), tasks, words and colours, and the
 chapters' own formats (chapter 0's parser, chapter 4's prompt titles) to show them;
 nothing in the lab but the comparison's `--html` imports it.
 """
@@ -40,8 +40,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from ..compare.record import Record
 from ..plots import COLOURS
-from ..runs import Record
 from ..words import LANGS, word
 from .cell import LIMIT, esc
 from .records import ViewError, load_document, merge, records_of, sources_of, typed

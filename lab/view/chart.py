@@ -10,7 +10,7 @@ from typing import Any
 
 from llm.windows import default_budget
 
-from ..runs import Record
+from ..compare.record import Record
 from .cell import esc, tokens
 from .turns import Column, listed
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
-from .. import report
-from ..runs import Record
+from ..compare import report
+from ..compare.record import Record
 
 
 class ViewError(Exception):

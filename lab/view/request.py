@@ -1,7 +1,7 @@
 """What was sent at every turn: the request as the model received it, folded in the turn.
 
 A run's `requests` keep each system prompt, tool list and message once and refer to them
-by number (lab/runs.py), and so does the page: each message is written out (role, size,
+by number (lab/compare/runs.py), and so does the page: each message is written out (role, size,
 its first words) in the fold of the first turn that sent it, and a later fold lists only
 its new messages and the numbers of the others (`data-sent`).  Opening the fold rebuilds
 the whole request from those lines (the page's script), so that turn 400's fold shows

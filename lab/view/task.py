@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .. import report
-from ..runs import Record
+from ..compare import report
+from ..compare.record import Record
 from ..tasks import TaskError, load_task
 from .cell import esc, shown, turn_body
 from .chart import context_chart

@@ -17,8 +17,8 @@ from typing import Any
 from v0_react_text.agent import INVENTED_NOTE
 from v0_react_text.parser import FinalAnswer, FormatError, parse
 
+from ..compare.record import Record
 from ..plots import COLOURS
-from ..runs import Record
 from ..tasks import TaskError, load_task
 from .records import typed
 

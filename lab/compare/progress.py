@@ -22,7 +22,7 @@ import threading
 import time
 from typing import TextIO
 
-from .plots import COLOURS
+from ..plots import COLOURS
 
 UP_AND_CLEAR = "\x1b[{}F\x1b[J"  # cursor up N lines to their start, clear to the end
 SLOW_S = 30  # a reply awaited longer is slow: a local model on a CPU, or a provider queueing

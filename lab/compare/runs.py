@@ -3,48 +3,35 @@
     job = Job(chapter="v1_tool_loop", task=load_task("one-bug"), number=1)
     record = run_job(job, Scripted(), folder)
 
-The model comes from a *source*: `Scripted` replays the task's scripted cassette,
-`Replayed` a run recorded earlier, `Live` asks a provider (and records it, if told
-to).  Around it go two thin wrappers: `Windowed` refuses a request that would not
-fit a simulated context window, as a provider refuses one that does not fit its
-real window, and `Watched` reports each turn to the progress display and stops the
-run when the comparison is stopped.
-
-A `Record` is what the lab keeps of a run: the figures of its `RunResult`, the
-checker's verdict, and the messages themselves.
+The model comes from a source (`sources.py`).  Around it go two thin wrappers:
+`Windowed` refuses a request that would not fit a simulated context window, as a
+provider refuses one that does not fit its real window, and `Watched` reports each
+turn to the progress display and stops the run when the comparison is stopped.  The
+run ends in a `Record` (`record.py`).
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from llm import Console, Message, Model, Reply
 from llm.budget import Budgeted, BudgetSpent
-from llm.cassette import RecordingModel, ReplayModel, for_child, recorded_bounds
+from llm.cassette import ReplayModel
 from llm.demo import copy_private, fresh_folder
-from llm.errors import (
-    AuthenticationFailed,
-    CassetteError,
-    ContextTooLong,
-    ModelError,
-    ModelNotFound,
-    ProviderUnavailable,
-    RateLimited,
-)
-from llm.spec import load_model
+from llm.errors import ContextTooLong, ModelError
+from llm.recording import RecordingModel
 from llm.text_calls import ToolCallInText
 from llm.tokens import estimate_request
-from llm.wrapper import Wrapper
+from llm.wrapper import Wrapper, for_child
 
-from .chapters import chapter as chapter_of
-from .tasks import (
+from ..chapters import chapter as chapter_of
+from ..tasks import (
     Task,
     changed_files,
     check,
@@ -53,207 +40,9 @@ from .tasks import (
     makes_inputs,
     shown,
 )
-from .tasks.checks import Verdict
-
-
-@dataclass
-class Limits:
-    """What a comparison allows each run, on top of its task's own turn limit: fewer
-    turns, a cap on every reply's output tokens, a total of input plus output tokens, a
-    simulated context window (`--window`, see `Windowed`)."""
-
-    max_turns: int | None = None
-    reply_tokens: int | None = None
-    total_tokens: int | None = None
-    window: int | None = None
-
-    def kept(self) -> dict[str, int]:
-        """The bounds given, as a recording's header keeps them."""
-        return {name: value for name, value in vars(self).items() if value is not None}
-
-    def or_recorded(self, model: Model) -> Limits:
-        """These bounds, each one not given taken from the recording `model` replays: a live
-        run replays as it ran only under the bounds it ran under."""
-        taken = {name: n for name, n in recorded_bounds(model).items() if name in vars(self)}
-        return Limits(**{**taken, **self.kept()})
-
-
-@dataclass
-class Job:
-    """One run to make: this chapter, this task, the `number`-th time of `runs`."""
-
-    chapter: str
-    task: Task
-    number: int = 1
-    runs: int = 1
-
-    @property
-    def label(self) -> str:
-        """How the progress display names the run: `v1_tool_loop · one-bug · run 2/5`."""
-        label = f"{self.chapter} · {self.task.name}"
-        return f"{label} · run {self.number}/{self.runs}" if self.runs > 1 else label
-
-
-@dataclass
-class Record:
-    """What the lab keeps of one finished run; `to_dict` is its JSON record."""
-
-    chapter: str
-    task: str
-    run: int
-    provenance: str  # scripted, recorded or live
-    model: str
-    solved: bool
-    # solved, not solved (both checked), or why the run could not finish: rate limited,
-    # provider error, window full, model error; `finished` tells the two kinds apart.
-    outcome: str
-    verdict: str
-    stop: str
-    error: str
-    turns: int
-    tool_calls: int
-    input_tokens: int
-    output_tokens: int
-    estimated: bool
-    peak_context: int
-    context_per_turn: list[int]
-    wall_s: float
-    counts: dict[str, int]
-    messages: list[Message] = field(repr=False)
-    details: dict[str, Any] = field(default_factory=dict, repr=False)
-    # What was sent at every answered call of the run's own loop: see `sent_requests`.
-    requests: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def finished(self) -> bool:
-        """The run reached its end and was checked; the others could not run to the end
-        (the model could not be reached), and are counted beside the solved rates."""
-        return self.outcome in CHECKED
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
-CHECKED = ("solved", "not solved")
-# What stopped a run that could not finish, by the error the model boundary raised.  A
-# run stopped by its token budget (--max-tokens-total) did finish: it spent what it was
-# given, as one stopped by --max-turns used its turns.
-UNFINISHED: tuple[tuple[type[ModelError], str], ...] = (
-    (RateLimited, "rate limited"),
-    (ContextTooLong, "window full"),
-    (ProviderUnavailable, "provider error"),
-    (AuthenticationFailed, "provider error"),
-    (ModelNotFound, "provider error"),
-    (ToolCallInText, "tool-call setting"),  # the server left the model's call in its text
-)
-# What stopped a run before it measured anything of its chapter: the provider or the
-# server, not the chapter (a full --window is a measurement: how far each chapter got).
-UNMEASURED = ("rate limited", "provider error", "tool-call setting", "model error")
-
-
-def outcome_of(failure: ModelError | None, solved: bool) -> str:
-    """How the run ended, for the tables: the error that stopped it, else the check."""
-    if failure is None or isinstance(failure, BudgetSpent):
-        return "solved" if solved else "not solved"
-    for kind, name in UNFINISHED:
-        if isinstance(failure, kind):
-            return name
-    return "model error"
-
-
-# --- where a run's model comes from ---------------------------------------------------
-
-
-class Source(Protocol):
-    """Gives each job its model, and says where that model's replies come from."""
-
-    def open(self, job: Job) -> tuple[Model, str]:
-        """The model for one run, and its provenance: scripted, recorded or live."""
-        ...
-
-    def seed(self, job: Job) -> int | None:
-        """For a task that makes its inputs fresh, the seed of this run's: None keeps the
-        workspace as it is in the repository, which scripted cassettes were written for."""
-        ...
-
-
-class Scripted:
-    """The task's scripted cassette for the job's chapter."""
-
-    def seed(self, job: Job) -> int | None:
-        return None
-
-    def open(self, job: Job) -> tuple[Model, str]:
-        cassette = job.task.cassette(job.chapter)
-        if cassette is None:
-            raise CassetteError(f"no scripted cassette of {job.chapter} for {job.task.name}")
-        return replay(cassette, job.task)
-
-
-class Replayed:
-    """Runs kept by `--record-dir`: DIR/<task>/<chapter>/<number>.jsonl."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-
-    def seed(self, job: Job) -> int | None:
-        """The seed the recorded run's inputs were made from, kept beside its cassette."""
-        try:
-            return int(seed_path(cassette_path(self.folder, job)).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def open(self, job: Job) -> tuple[Model, str]:
-        return replay(cassette_path(self.folder, job), job.task)
-
-
-def replay(cassette: Path, task: Task) -> tuple[Model, str]:
-    """A replay of `cassette`, refused if it was made for another prompt than the task's."""
-    model = ReplayModel(cassette)
-    if model.header.get("task") != task.prompt:
-        raise CassetteError(
-            f"{shown(cassette)} holds a run of another prompt than the one in "
-            f"{shown(task.folder / 'task.json')}: record or write it again for this prompt"
-        )
-    return model, model.header.get("provenance", "scripted")
-
-
-class Live:
-    """A live model, a fresh client for every run; recorded when `record_to` is given, with
-    the `limits` the runs are given (a replay of the recording is given them again)."""
-
-    def __init__(
-        self, spec: str, record_to: Path | None = None, limits: Limits | None = None
-    ) -> None:
-        self.spec = spec
-        self.record_to = record_to
-        self.limits = limits or Limits()
-
-    def seed(self, job: Job) -> int | None:
-        """A seed of its own for every live run, known only to this process until the run
-        is checked: no file the agent can reach holds its inputs' answer."""
-        return secrets.randbits(62)
-
-    def open(self, job: Job) -> tuple[Model, str]:
-        model = load_model(self.spec)
-        if self.record_to is None:
-            return model, "live"
-        path = cassette_path(self.record_to, job)
-        # Live, and kept: its replays say "recorded", the run itself was live.
-        recording = RecordingModel(
-            model, path, chapter=job.chapter, task=job.task.prompt, bounds=self.limits.kept()
-        )
-        return recording, "live"
-
-
-def cassette_path(folder: Path, job: Job) -> Path:
-    return folder / job.task.name / job.chapter / f"{job.number}.jsonl"
-
-
-def seed_path(cassette: Path) -> Path:
-    """Where a recorded run keeps the seed of its inputs, written once the run has ended."""
-    return cassette.with_suffix(".seed")
-
+from ..tasks.checks import Verdict
+from .record import CHECKED, Job, Limits, Record, outcome_of
+from .sources import Source, seed_path
 
 OnTurn = Callable[[int, int, bool], None]  # turn about to start, tokens so far, estimated?
 

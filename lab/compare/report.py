@@ -19,9 +19,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from .runs import Record
-from .tasks import Task
-from .words import ZH, word
+from ..tasks import Task
+from ..words import ZH, word
+from .record import Record
 
 FORMAT = "lab-records/2"
 COLUMNS = 100  # a terminal's width the tables and their notes fit in

@@ -1,0 +1,165 @@
+"""The check of chapter 1's exercise 6: the calls of one reply run side by side.
+
+Three commands that each wait for the other two, which meet only if they run at once;
+calls that depend on each other (a write, a read, a chain of edits of one file), which
+must stay in order; and a Ctrl-C while two commands run, which must stop them and start
+no later call.  The commands' numbers and the file's words are made fresh every time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import shlex
+import tempfile
+import time
+from random import Random
+
+from llm.result import INTERRUPTED
+
+from .check import (
+    FINISH,
+    Said,
+    Verdict,
+    calls,
+    fresh_random,
+    results,
+    run_replies,
+    text_of,
+    tool_use,
+)
+
+
+def calls_at_once(words: list[str]) -> Verdict:
+    """Three commands that each wait for the other two; calls that depend on each other;
+    then a Ctrl-C while two commands run.  Each part must hold."""
+    rng = fresh_random()
+    for part in (commands_meet, dependent_calls_in_order, ctrl_c_stops_commands):
+        verdict = part(rng)
+        if not verdict.done:
+            return verdict
+    return Verdict(
+        True,
+        Said(
+            "three commands ran at once, results in call order; a write and edits of one file "
+            "stayed in order; Ctrl-C stopped the running commands and ran no later call",
+            "三个命令同时运行，结果按调用顺序排列；写入和对同一文件的编辑保持了顺序；"
+            "Ctrl-C 停下了正在运行的命令，后面的调用一个也没有运行",
+        ),
+    )
+
+
+def commands_meet(rng: Random) -> Verdict:
+    """Each command leaves a mark, waits up to 2 s for the marks of the other two, and then
+    prints its own product, or "alone": only commands that run at once all meet.  The first
+    finishes last, so results gathered as they come are out of order."""
+    tag = secrets.token_hex(4)
+    met = " && ".join(f"[ -e .{tag}-{n} ]" for n in range(3))
+    factors = [(rng.randint(100, 999), rng.randint(100, 999)) for _ in range(3)]
+    commands = [
+        f"touch .{tag}-{n}; for i in $(seq 40); do {met} && break; sleep 0.05; done; "
+        f"sleep 0.{4 - 2 * n}; {met} && echo $(({a} * {b})) || echo alone"
+        for n, (a, b) in enumerate(factors)
+    ]
+    blocks = [tool_use(f"t{n}", "bash", {"command": c}) for n, c in enumerate(commands)]
+    answers = results(run_replies("v1_tool_loop", calls(*blocks), FINISH))
+    got = [text_of(answer) for answer in answers]
+    expected = [str(a * b) for a, b in factors]
+    seen = Said(
+        f"three commands that each wait for the other two, printing {expected}, answered {got}",
+        f"三个命令各自等待另外两个，应打印 {expected}，回答是 {got}",
+    )
+    if got == expected:
+        return Verdict(True, seen)
+    if sorted(got) == sorted(expected):
+        hint = Said("keep the results in the order of the calls", "让结果保持调用的顺序")
+    else:
+        hint = Said(
+            "the commands ran one after another: run the calls of one reply in a thread pool",
+            "这些命令是一个接一个执行的：把同一条回复里的调用放进线程池执行",
+        )
+    return Verdict(False, seen, hint)
+
+
+def dependent_calls_in_order(rng: Random) -> Verdict:
+    """A command that writes a file after half a second, a read of it, then a chain of edits
+    of that file, each needing the one before: run all at once, the read finds no file
+    and the edits find no text."""
+    words = [secrets.token_hex(3) for _ in range(rng.randint(4, 6))]
+    name = f"{secrets.token_hex(3)}.txt"
+    blocks = [tool_use("w", "bash", {"command": f"sleep 0.5; echo {words[0]} > {name}"})]
+    blocks.append(tool_use("r1", "read_file", {"path": name}))
+    blocks += [
+        tool_use(f"e{n}", "edit_file", {"path": name, "old_text": old, "new_text": new})
+        for n, (old, new) in enumerate(itertools.pairwise(words))
+    ]
+    blocks.append(tool_use("r2", "read_file", {"path": name}))
+    answers = results(run_replies("v1_tool_loop", calls(*blocks), FINISH))
+    wrong = [
+        f"{block['name']} {text_of(answer)[:70]!r}"
+        for block, answer in zip(blocks, answers, strict=False)
+        if answer.get("is_error")
+    ]
+    read = [text_of(answers[1]), text_of(answers[-1])] if len(answers) == len(blocks) else []
+    seen = Said(
+        f"in one reply, a command writing {name}, a read of it, {len(words) - 1} edits each "
+        f"needing the one before, a read: {'; '.join(wrong) or f'the reads gave {read}'}",
+        f"同一条回复里：一个写 {name} 的命令、读它、{len(words) - 1} 次各依赖前一次的编辑、再读："
+        f"{'；'.join(wrong) or f'两次读取得到 {read}'}",
+    )
+    if not wrong and read == [words[0], words[-1]]:
+        return Verdict(True, seen)
+    hint = Said(
+        "run at once only calls that cannot affect each other: commands with commands, file "
+        "calls that only read or touch different files; keep the others in order",
+        "只让互不影响的调用同时运行：命令和命令一起，只读或涉及不同文件的文件调用一起；"
+        "其余的保持顺序",
+    )
+    return Verdict(False, seen, hint)
+
+
+def ctrl_c_stops_commands(rng: Random) -> Verdict:
+    """Two commands run side by side, and the first sends this process a Ctrl-C (SIGINT), as
+    a terminal would; a file call and a command come after.  The run must end interrupted,
+    every call answered, the two commands stopped and the later calls never run: none of
+    them leaves its mark, even once the commands would have ended."""
+    with tempfile.TemporaryDirectory() as marks:
+        mark = {n: shlex.quote(os.path.join(marks, n)) for n in ("first", "second", "later")}
+        ctrl_c = f"kill -INT {os.getpid()}"  # to this process, where the loop runs
+        blocks = [
+            tool_use("c1", "bash", {"command": f"{ctrl_c}; sleep 2; touch {mark['first']}"}),
+            tool_use("c2", "bash", {"command": f"sleep 2; touch {mark['second']}"}),
+            tool_use("f3", "write_file", {"path": "after.txt", "content": "x"}),
+            tool_use("c4", "bash", {"command": f"touch {mark['later']}"}),
+        ]
+        started = time.monotonic()
+        try:
+            result = run_replies("v1_tool_loop", calls(*blocks))
+            took = time.monotonic() - started
+            time.sleep(max(0.0, started + 3 - time.monotonic()))  # past the commands' end
+        except KeyboardInterrupt:
+            seen = Said("Ctrl-C came out of the run", "Ctrl-C 从运行里漏了出来")
+            hint = Said(
+                "let the interrupt reach run's `except KeyboardInterrupt`",
+                "让中断到达 run 的 `except KeyboardInterrupt`",
+            )
+            return Verdict(False, seen, hint)
+        left = sorted(os.listdir(marks))
+    answered = [text_of(answer) for answer in results(result)]
+    seen = Said(
+        f"Ctrl-C during two commands: the run ended with `{result.stop}` after "
+        f"{took:.1f} s, {len(answered)} of 4 calls answered, marks left "
+        f"by {left or 'none'}",
+        f"两个命令运行时按下 Ctrl-C：运行在 {took:.1f} 秒后以 "
+        f"`{result.stop}` 结束，4 个调用中 {len(answered)} 个有回答，留下记号的有 {left or '无'}",
+    )
+    if result.stop == "interrupted" and not left and answered[2:] == [INTERRUPTED] * 2:
+        return Verdict(True, seen)
+    hint = Said(
+        "on Ctrl-C, stop the commands still running (stop_running_commands, in machine) "
+        "and start no later call",
+        "按下 Ctrl-C 时，停下仍在运行的命令（machine 里的 stop_running_commands），"
+        "也不再开始后面的调用",
+    )
+    return Verdict(False, seen, hint)
