@@ -119,7 +119,7 @@ class Compaction:
 
 
 class ContextWindow:
-    """Fits each request of one session into `budget` tokens: the loop sends what `fit` returns,
+    """Fits each request of one session into `budget` tokens: `ask` sends what `fit` returns,
     then the reply's usage to `note_usage`; the memory flush sees the view before each summary."""
 
     def __init__(
