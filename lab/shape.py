@@ -6,10 +6,10 @@ A reader walks a chapter top to bottom, and compares it with the one before.  Th
 only works while the chapters stay small and their differences stay ideas, so the
 sizes that make a chapter readable are targets, checked here on the tree as it is:
 
-* chapter 4's own code (every `.py` of `v4_memory/` outside `demo/`) at most 1,400
-  non-blank lines; every chapter's `run` at most 70 lines (chapter 4's at most 100),
-  and no other function of a chapter folder over 40;
-* the diff of chapter 3's `agent.py` against chapter 4's at most 170 changed lines,
+* chapter 4's own code (every `.py` of `v4_memory/` outside `demo/`) at most 900
+  non-blank lines, read in one sitting; every chapter's `agent.py` at most 150, its `run`
+  at most 70 lines, and no other function of a chapter folder over 40;
+* the diff of chapter 3's `agent.py` against chapter 4's at most 120 changed lines,
   and no helper of one chapter's `agent.py` renamed or moved out in the next one's;
 * a chapter imports another chapter's stable modules, and calls another chapter's
   agent through its package (`v2_todos.run`), never by reaching into its `agent.py`;
@@ -38,11 +38,15 @@ REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted(p.name for p in REPO.glob("v[0-9]_*") if p.is_dir())
 PACKAGES = ("llm", "machine", "lab", *CHAPTERS)
 
-CHAPTER_4_LINES = 1_400
+# The principles: a chapter in one sitting, a loop and a function on one screen.  Where
+# chapter 4 does not meet one yet, its target is the figure it has reached (below), so
+# that it can only shrink: chapter 4's own code (900 is the principle) and its `run` (70).
+CHAPTER_4_LINES = 1_158
+AGENT_LINES = 150  # a chapter's whole `agent.py`
 RUN_LINES = 70  # a chapter's loop; every other function: FUNCTION_LINES
-LONGER_RUNS = {"v4_memory": 100}
+LONGER_RUNS = {"v4_memory": 79}
 FUNCTION_LINES = 40
-DIFF_3_4_LINES = 170
+DIFF_3_4_LINES = 120
 MODULE_LINES = 400  # every module of the shared packages, SHARED
 SHARED = ("llm", "machine", "lab")
 # Machinery that belongs to `machine/`: what differs between Linux, macOS and Windows,
@@ -171,9 +175,14 @@ def a_cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def sizes() -> list[Figure]:
-    """Chapter 4's code, the two long loops, and every other chapter function."""
+    """Chapter 4's code, the longest `agent.py`, every loop, and every other chapter function."""
     v4 = sum(non_blank(path.read_text(encoding="utf-8")) for path in sources(REPO / "v4_memory"))
     figures = [Figure("chapter 4's own code, non-blank lines", v4, CHAPTER_4_LINES)]
+    agents = {chapter: non_blank((REPO / chapter / "agent.py").read_text()) for chapter in CHAPTERS}
+    longest_agent = max(agents, key=agents.__getitem__)
+    figures.append(
+        Figure(f"longest agent.py ({longest_agent})", agents[longest_agent], AGENT_LINES)
+    )
     longest, too_long = 0, []
     for chapter in CHAPTERS:
         for path in sources(REPO / chapter):

@@ -96,8 +96,8 @@ def build_parser(chapter: Chapter) -> argparse.ArgumentParser:
         type=int,
         help="stop the run cleanly once it has used N tokens, input plus output",
     )
-    if chapter.flags:
-        chapter.flags(parser)
+    if chapter.sessions:
+        chapter.sessions.add_flags(parser)
     return parser
 
 
@@ -243,8 +243,8 @@ def _main(chapter: Chapter, args: argparse.Namespace, console: Console) -> int:
         workdir = copy_demo_workspace(chapter, console) if args.demo else Path(args.workdir or ".")
         # The keyword arguments of every run: the model, and what the chapter adds.
         state = {"model": model}
-        if chapter.setup:
-            state.update(chapter.setup(args, workdir, model, console))
+        if chapter.sessions:
+            state.update(chapter.sessions.open(args, workdir, model, console))
         if not task:
             return interactive(chapter, workdir, args.max_turns, console, state)
         turns = args.max_turns
@@ -300,13 +300,14 @@ def interactive(
     """A prompt loop; each task sees the whole conversation so far (`state["history"]`)."""
     print(f"{chapter.name} with {state['model'].name} in {workdir.resolve()}")
     print("Type a task. /exit or Ctrl-D leaves; Ctrl-C stops the current turn.")
-    if chapter.commands:
-        print(f"Also: {', '.join(chapter.commands)}.")
+    commands = {**(chapter.sessions.commands() if chapter.sessions else {}), **chapter.commands}
+    if commands:
+        print(f"Also: {', '.join(commands)}.")
     if isinstance(sys.stdin, io.TextIOWrapper):
         # A line that is not UTF-8 then arrives as text to refuse, instead of an error
         # that throws away whatever was read with it.
         sys.stdin.reconfigure(errors="surrogateescape")
-    if chapter.history:
+    if not chapter.sessions:  # else the session is the history
         state["history"] = []
     while True:
         try:
@@ -326,11 +327,11 @@ def interactive(
         if not line:
             continue
         name, _, argument = line.partition(" ")
-        if name in chapter.commands:
-            print(chapter.commands[name](state, argument.strip()))
+        if name in commands:
+            print(commands[name](state, argument.strip()))
             continue
         result = chapter.run(line, workdir=workdir, max_turns=max_turns, console=console, **state)
-        if chapter.history:
+        if not chapter.sessions:
             state["history"] = result.messages
         report(result, console, max_turns)
 

@@ -81,13 +81,14 @@ def check_demo_steps(chapter: Chapter, args: argparse.Namespace) -> bool:
     replay where some are missing or were recorded for other tasks (each step replays its
     own cassette, never another's); none there is a recording of a demo whose first step
     stopped early, and it replays that step alone."""
-    if not (args.model or "").startswith("replay:") or not chapter.demo_steps:
+    steps = chapter.sessions.demo_steps if chapter.sessions else []
+    if not (args.model or "").startswith("replay:") or not steps:
         return True
     first = args.model.removeprefix("replay:")
-    paths = [step_file(chapter, first, cassette) for cassette, _ in chapter.demo_steps]
+    paths = [step_file(chapter, first, cassette) for cassette, _ in steps]
     if not any(path.exists() for path in paths):
         return False
-    for (cassette, _), path in zip(chapter.demo_steps, paths, strict=True):
+    for (cassette, _), path in zip(steps, paths, strict=True):
         task = read_cassette(chapter.demo_cassette.parent / cassette)[0]["task"]
         try:
             recorded = read_cassette(path)[0].get("task")
@@ -114,7 +115,9 @@ def run_demo_steps(
     FILE.  `--max-turns` and `--max-tokens-total` bound each step as they bound the
     first.  A step that fails stops the demo.
     """
-    for cassette, flags in chapter.demo_steps:
+    if chapter.sessions is None:
+        return
+    for cassette, flags in chapter.sessions.demo_steps:
         bundled = chapter.demo_cassette.parent / cassette
         task = read_cassette(bundled)[0]["task"]
         model = args.model or f"replay:{shown_path(bundled)}"
@@ -123,7 +126,7 @@ def run_demo_steps(
         extra = [*flags]
         if args.max_turns != DEFAULT_TURNS:  # the learner's bounds hold for every step
             extra += ["--max-turns", str(args.max_turns)]
-        for flag in ["--max-tokens-total", *chapter.demo_passes_on]:  # --x-y → args.x_y
+        for flag in ["--max-tokens-total", *chapter.sessions.demo_passes_on]:  # --x-y → args.x_y
             value = getattr(args, flag.removeprefix("--").replace("-", "_"))
             extra += [flag, str(value)] if value is not None else []
         extra += ["--record", str(step_file(chapter, args.record, cassette))] if args.record else []

@@ -117,6 +117,20 @@ def cut_to_tokens(text: str, budget: int) -> str:
     return text[:low].rstrip()
 
 
+def capped(text: str, cap: int, label: str) -> tuple[str, bool]:
+    """`text` and False if it fits in `cap` tokens; else its start and a note that says what
+    was cut, within the cap together, and True (a prompt's file, the skills index)."""
+    tokens = estimate_text(text)
+    if tokens <= cap:
+        return text, False
+    shown = cut_to_tokens(text, cap - estimate_text(cut_note(label, tokens, cap)))  # and the note
+    return f"{shown}\n{cut_note(label, tokens, estimate_text(shown))}", True
+
+
+def cut_note(label: str, tokens: int, shown: int) -> str:
+    return f"[… cut: {label} is {tokens:,} tokens, the first {shown:,} are shown]"
+
+
 def estimate_block(block: Block) -> int:
     """Tokens in one content block: its text, a call's name and JSON arguments, a result."""
     kind = block.get("type")

@@ -7,8 +7,10 @@ with a timeout and stopped with all they started (`commands`, `processes`), the 
 that refuses plainly destructive commands (`guard`), locks between processes
 (`locks`), a wait through Ctrl-C (`interrupts`), JSON-lines files appended durably and
 read back after a crash (`jsonl`), a folder of such logs followed as it grows
-(`logs`), and an inverted index built from them, kept in a file beside them
-(`postings`).  Each difference between Linux, macOS and Windows is handled here, by
+(`logs`), an inverted index built from them, kept in a file beside them
+(`postings`), such a file locked for one process at a time (`journal`), and the
+front matter that opens a Markdown file (`frontmatter`).  Each
+difference between Linux, macOS and Windows is handled here, by
 what the system has, so the chapters hold only their lessons.  It imports nothing of
 the course.
 """

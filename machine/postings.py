@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolError
+from .locks import hold
 from .logs import Logs, State
 from .own_files import agent_path, open_agent_file
 
@@ -106,6 +107,24 @@ class PostingsFile:
                 self._note(problems)
             rows = [(name, *state) for name, state in self.logs.read.items()]
             self.db.executemany("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?)", rows)
+
+    @contextlib.contextmanager
+    def locked(self, apply: Apply, what: str) -> Iterator[None]:
+        """`writing`, under the logs' lock (`.lock` in their folder, waited for): no two
+        writers of any process append at once.  An OSError (a full disk, a read-only folder)
+        comes out as a ToolError in one line that says `what` cannot be written."""
+        lock = self.logs.folder / ".lock"  # inside the work directory: a planted link is refused
+        try:
+            with hold(lock, wait=True, inside=self.logs.workdir), self.writing(apply):
+                yield
+        except OSError as error:
+            raise ToolError(f"{what} cannot be written: {error.strerror or error}") from None
+
+    def append(self, name: str, record: dict[str, Any], apply: Apply) -> None:
+        """Append `record` to log `name`, then apply it: disk first, so a failed write
+        changes nothing."""
+        self.logs.append(name, record, sync=self.sync)
+        apply(record, name)
 
     def _read(self) -> dict[str, State]:
         rows = self.db.execute("SELECT name, size, changed, records FROM logs")

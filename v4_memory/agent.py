@@ -23,26 +23,20 @@ messages in budget, and the runtime note goes last.  Every message is written to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
-from llm import Console, Model, ModelError, Reply, default_budget
-from llm.cassette import for_child
+from llm import Console, Model, ModelError
 from llm.console import counted
-from llm.errors import ContextTooLong
 from llm.result import INTERRUPTED, continuation, tool_uses
-from llm.types import said_last
 from v1_tool_loop.tools import SCHEMAS
 from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan
 from v3_subagents.subagents import ALL_HANDLERS, TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult
-from .memory import HOME, MEMORY_TOOLS, Hit, MemoryStore, flush, render_hits
-from .prompt import Layer, assemble, build_layers, runtime_now
-from .session import SESSIONS_DIR, Session, SessionError, SessionStore, plan_of
-from .skills import LOAD_SKILL_TOOL, find_skills, load_skill, skills_index
-
-RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
+from .memory import HOME, MEMORY_TOOLS, MemoryStore, flush_before_summary, memory_handlers, recall
+from .prompt import assemble, layers, runtime_now
+from .session import Session, SessionError, new_session, plan_of
+from .skills import LOAD_SKILL_TOOL, SKILLS, skills_for
 
 # The tools layer of the system prompt; the others (who, the project, memory) are prompt.py's.
 TOOLS_GUIDANCE = """Paths are relative to the project directory. Inspect before you edit,
@@ -66,26 +60,6 @@ skills index, load its instructions with load_skill and follow them."""
 TOOLS = [*SCHEMAS.values(), TODO_TOOL, TASK_TOOL, *MEMORY_TOOLS, LOAD_SKILL_TOOL]
 
 
-def layers(workdir: Path, recalled: Sequence[Hit] = (), skills: str | None = None) -> list[Layer]:
-    """The system prompt's layers for the next call, its files read afresh (they may change);
-    `skills`, the skills index, when the caller has it already."""
-    if skills is None:
-        skills = skills_index(find_skills(workdir)[0])
-    return build_layers(
-        workdir, recalled=recalled, skills_index=skills, tools_guidance=TOOLS_GUIDANCE
-    )
-
-
-def ask(model: Model, system: str, window: ContextWindow, note: Layer) -> Reply:
-    """One call on the part of the session that fits the budget, the runtime note last."""
-    try:
-        with said_last(window.fit(system, TOOLS, note.text), note.text) as sent:
-            return model.complete(system, sent, tools=TOOLS)
-    except ContextTooLong:  # the estimate was low: make room, and ask again once
-        with said_last(window.fit_after_overflow(system, TOOLS, note.text), note.text) as sent:
-            return model.complete(system, sent, tools=TOOLS)
-
-
 def run(
     task: str,
     *,
@@ -99,49 +73,28 @@ def run(
 ) -> SessionRunResult:
     """Work on `task` until the model stops asking for tools, or `max_turns` model calls."""
     console = console or Console(quiet=True)
-    workdir = Path(workdir)
-    own_session = session is None
-    meta = {"model": model.name, "chapter": "v4_memory"}
-    session = session or SessionStore(workdir / SESSIONS_DIR, workdir=workdir).create(meta)
+    workdir, own_session = Path(workdir), session is None
+    session = session or new_session(workdir, model.name)
     memory = MemoryStore(workdir / HOME, workdir=workdir)  # its index opens at once, any size
-    for problem in memory.problems:
-        console.warn(f"memory: {problem}")
-    recalled = memory.search(task, k=RECALL)  # what long-term memory knows of this task
-    if recalled:
-        console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
+    recalled = recall(memory, task, console)  # what long-term memory knows of this task
     session.append({"role": "user", "content": task})
-    found, skipped = find_skills(workdir)  # once a run: parsing them takes time
-    for problem in skipped:
-        console.warn(f"skill {problem}")
-    skills = skills_index(found)
-    budget = context_budget or default_budget(model.name)
-
-    def save_before_summary(system: str, view: list) -> None:
-        side = for_child(model, f"flush-{session.compactions + 1}")
-        saved = flush(side, system, view, memory)
-        console.note(f"memory flush before older turns are summarised: {len(saved)} saved")
-
-    window = ContextWindow(model, session, budget, before_summary=save_before_summary)
+    skills = skills_for(workdir, console)  # the skills index, read once a run
+    flush = flush_before_summary(model, memory, console, session)
+    window = ContextWindow(model, session, context_budget, before_summary=flush)
     usage = []
     # The plan so far, read back from the session, and chapter 2's tools plus task.
     plan = Plan(plan_of(session), remind_after)
     schemas = {tool["name"]: tool for tool in TOOLS}
-    handlers = {**ALL_HANDLERS, "todo_write": plan.write}
-    handlers |= {  # and memory's tools, and the skills'
-        "memory_write": lambda workdir, text, category: f"saved as {memory.add(text, category)}",
-        "memory_search": lambda workdir, query, k=5: render_hits(memory.search(query, k)),
-        "load_skill": load_skill,
-    }
+    handlers = {**ALL_HANDLERS, "todo_write": plan.write, **memory_handlers(memory), **SKILLS}
     children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
     stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
     results: list[dict] = []  # the open turn's results: a session line is written once, whole
     try:
         for _ in range(max_turns):
-            system = assemble(layers(workdir, recalled, skills))
+            system = assemble(layers(workdir, TOOLS_GUIDANCE, recalled, skills))
             note = runtime_now(workdir, model.name)  # last, so all before it stays cached
             with console.thinking():
-                reply = ask(model, system, window, note)
-            window.note_usage(reply.usage)
+                reply = window.ask(system, TOOLS, note.text)
             usage.append(reply.usage)
             said = {"role": "assistant", "content": reply.content}
             session.append(said)

@@ -12,22 +12,21 @@ if asked again, so the session records it (whole turns only: `Session.boundaries
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from llm import default_budget
 from llm.cassette import for_child
 from llm.errors import ContextTooLong, ModelError
 from llm.result import text_of, transcript
-from llm.tokens import estimate_block, estimate_message, estimate_request
-from llm.types import EMPTY_REPLY, Block, Message, Model, Usage
+from llm.sizing import RequestSize, Tools, TrimmedView
+from llm.types import EMPTY_REPLY, Block, Message, Model, Reply, Usage, said_last
 from v3_subagents.subagents import DelegationRunResult
 
 from .memory import Hit
 from .session import Session
 
-Tools = list[dict[str, Any]] | None  # the tool schemas sent with a request
 Flush = Callable[[str, list[Message]], None] | None  # the memory flush: the system, the view
 
 # The runtime note names the model spec and the work folder, whose length differs from one
@@ -120,25 +119,30 @@ class Compaction:
 
 
 class ContextWindow:
-    """Fits each request of one session into `budget` tokens: the loop sends what `fit` returns,
+    """Fits each request of one session into `budget` tokens: `ask` sends what `fit` returns,
     then the reply's usage to `note_usage`; the memory flush sees the view before each summary."""
 
     def __init__(
-        self, model: Model, session: Session, budget: int, *, before_summary: Flush = None
+        self, model: Model, session: Session, budget: int | None, *, before_summary: Flush = None
     ) -> None:
+        budget = default_budget(model.name) if budget is None else budget  # the model's window
         if budget <= 0:
             raise ValueError(f"the context budget must be a positive number of tokens: {budget}")
         self.model, self.session, self.budget = model, session, budget
         self.before_summary = before_summary
         self.compactions: list[Compaction] = []
         self.turn = 0  # `fit` calls so far: the model call being prepared
-        self.ratio = 1.0  # the provider's count / our estimate, from the last report
         self.tokens = 0  # the size of the last request given, corrected
-        self._sent = 0  # our own estimate of that request, which a report is compared to
+        self.size = RequestSize(note_floor=NOTE_TOKENS)  # the estimate, and its correction
+        self.trimmed = TrimmedView(
+            trim_results, lambda messages: recent_start(messages, KEEP_TURNS)
+        )
         self._refused_turn = -1  # the last turn the provider refused as too long
-        self._fixed: tuple[str, Tools, int] = ("", None, 0)  # system, tools, their estimate
-        self._note = 0  # the estimate of the text that will end the next request
-        self._start_view()
+
+    @property
+    def ratio(self) -> float:
+        """The provider's count / our estimate, from the last report."""
+        return self.size.ratio
 
     def fit(self, system: str, tools: Tools = None, note: str = "") -> list[Message]:
         """The messages to send next, within the budget; ContextFull if they cannot be.
@@ -157,46 +161,57 @@ class ContextWindow:
         self._refused_turn = self.turn
         return self._fit(system, tools, note, forced=True)
 
+    def ask(self, system: str, tools: Tools, note: str) -> Reply:
+        """One call on the part of the session that fits the budget, `note` last; after
+        `ContextTooLong` (the estimate was low), room is made and the call made again once."""
+        try:
+            with said_last(self.fit(system, tools, note), note) as sent:
+                reply = self.model.complete(system, sent, tools=tools)
+        except ContextTooLong:
+            with said_last(self.fit_after_overflow(system, tools, note), note) as sent:
+                reply = self.model.complete(system, sent, tools=tools)
+        self.note_usage(reply.usage)
+        return reply
+
     def note_usage(self, usage: Usage) -> None:
         """Scale later estimates to the provider's count (ignored if estimated or missing)."""
-        if not usage.estimated and usage.input_tokens > 0 and self._sent > 0:
-            self.ratio = usage.input_tokens / self._sent
+        self.size.report(usage)
 
     def compact_now(self, system: str, tools: Tools = None) -> Compaction | None:
         """`/compact`: stage 2 over the whole conversation; None if there is nothing yet."""
         messages, boundaries = self.session.messages(), self.session.boundaries()
         if not boundaries:
             return None
-        tokens = self._corrected(self._size(system, tools))
+        tokens = self.size.corrected(self._size(system, tools))
         return self._summarise(system, boundaries[-1], messages, tokens, flush=True)
 
     def _fit(self, system: str, tools: Tools, note: str, *, forced: bool) -> list[Message]:
-        self._note = max(NOTE_TOKENS, estimate_block({"type": "text", "text": note})) if note else 0
+        self.size.end_with(note)
         view, size = self._view(system, tools)
-        tokens = self._corrected(size)
+        tokens = self.size.corrected(size)
         if forced or tokens > self.budget:
             self._summarise(system, self._cut(tokens, forced), view, tokens, flush=not forced)
             view, size = self._view(system, tools)
-            tokens = self._corrected(size)
+            tokens = self.size.corrected(size)
         if tokens > self.budget:
             raise self._full(tokens, "even after trimming old results and summarising")
-        self._sent, self.tokens = size, tokens
+        self.size.sent, self.tokens = size, tokens
         return view
 
     def _view(self, system: str, tools: Tools) -> tuple[list[Message], int]:
         """Stage 1: the history, or its view if the history is over the budget, and its size."""
         messages = self.session.messages()
         size = self._size(system, tools)
-        if self._corrected(size) <= self.budget:
-            self._trimming = False
+        if self.size.corrected(size) <= self.budget:
+            self.trimmed.shown = False
             return messages, size
-        view = self._trimmed(messages)
-        trimmed = size - self._saved
-        if trimmed < size and not self._trimming:
+        view = self.trimmed.of(messages, self.session.history.sizes)
+        trimmed = size - self.trimmed.saved
+        if trimmed < size and not self.trimmed.shown:
             cut = sum(old is not new for old, new in zip(messages, view, strict=True))
-            before, after = self._corrected(size), self._corrected(trimmed)
+            before, after = self.size.corrected(size), self.size.corrected(trimmed)
             self._record(1, before, after, f"long tool results cut in {cut} old messages")
-        self._trimming = trimmed < size
+        self.trimmed.shown = trimmed < size
         return view, trimmed
 
     def _cut(self, tokens: int, forced: bool) -> int:
@@ -233,8 +248,8 @@ class ContextWindow:
         if reply.stop_reason == "max_tokens":
             text += "\n[the summary was cut off here]"
         self.session.compact(upto, {"role": "user", "content": f"{SUMMARY_PREFIX}\n\n{text}"})
-        self._start_view()  # the history's start changed: its view starts again
-        after = self._corrected(self._fixed[2] + self.session.history.tokens())
+        self.trimmed.restart()  # the history's start changed: its view starts again
+        after = self.size.corrected(self.size.fixed_tokens + self.session.history.tokens())
         return self._record(2, tokens, after, f"{upto} messages summarised", reply.usage)
 
     def _full(self, tokens: int, why: str) -> ContextFull:
@@ -249,34 +264,9 @@ class ContextWindow:
         self.compactions.append(Compaction(self.turn, *fields))
         return self.compactions[-1]
 
-    def _corrected(self, size: int) -> int:
-        return math.ceil(size * self.ratio)
-
     def _size(self, system: str, tools: Tools) -> int:
         """The next request's estimate: the session keeps each message's, and their sum."""
-        if self._fixed[:2] != (system, tools):  # estimated again only when they change
-            self._fixed = (system, tools, estimate_request(system, [], tools))
-        return self._fixed[2] + self._note + self.session.history.tokens()
-
-    def _start_view(self) -> None:
-        self._stage1: list[Message] = []  # its view: the old messages trimmed, then the rest
-        self._settled = 0  # how many of its first messages are trimmed for good
-        self._saved = 0  # the tokens that view saves
-        self._trimming = False  # whether the last request was that view
-
-    def _trimmed(self, messages: list[Message]) -> list[Message]:
-        """`trim_old_results(messages)`, kept from one request to the next: each message
-        trimmed once, as it leaves the recent turns, and only the recent ones taken again
-        (the last may have changed); `_saved` adds up the tokens the trimming saves."""
-        sizes, view = self.session.history.sizes, self._stage1
-        del view[self._settled :]
-        for index in range(self._settled, recent_start(messages, KEEP_TURNS)):
-            view.append(trim_results(messages[index]))
-            if view[-1] is not messages[index]:
-                self._saved += sizes[index] - estimate_message(view[-1])
-        self._settled = len(view)
-        view += messages[len(view) :]
-        return view
+        return self.size.fixed(system, tools) + self.size.note + self.session.history.tokens()
 
 
 @dataclass(kw_only=True)

@@ -18,17 +18,21 @@ import heapq
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from llm import Message, Model
+from llm import Console, Message, Model
+from llm.cassette import for_child
 from llm.types import with_user_text
-from machine import Logs, PostingsFile, ToolError, cap_output, hold
+from machine import Logs, PostingsFile, ToolError, cap_output
+
+from .session import Session
 
 HOME = Path(".agent")  # the agent's home inside the work directory, as for sessions
+RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
 CATEGORIES = ("preference", "project", "decision", "person", "tool", "note")
 
 # BM25's two knobs, at the values most search engines ship with.
@@ -162,16 +166,6 @@ class MemoryStore:
         """Every live memory by id, as in its log (reads them all: for a listing, a test)."""
         return self.index.records()
 
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Hold the logs' lock with what other writers appended replayed: no id is given twice."""
-        lock = self.logs / ".lock"  # inside the work directory: one planted as a link is refused
-        try:
-            with hold(lock, wait=True, inside=self.workdir), self.index.writing(self._replay):
-                yield
-        except OSError as error:  # a full disk, a read-only folder: one line
-            raise ToolError(f"memory cannot be written: {error.strerror or error}") from None
-
     def __len__(self) -> int:
         self.index.catch_up(self._replay)
         return self.index.totals()[0]
@@ -188,13 +182,14 @@ class MemoryStore:
         text, tokens = text.strip(), tokenize(text)
         if not tokens:
             raise ValueError(f"memory text {text!r} has no words to find it by")
-        with self._writing():
+        with self.index.locked(self._replay, "memory"):
             memory_id = self.index.find(fact(tokens))
             if memory_id is None:  # a new fact: the day's next number
                 now = self.clock()
                 day, stamp = now.strftime("%Y%m%d"), now.isoformat(timespec="seconds")
                 memory_id = f"m-{day}-{self.index.counter(day) + 1:04d}"
-                self._write(now, {"id": memory_id, "ts": stamp, "category": category, "text": text})
+                record = {"id": memory_id, "ts": stamp, "category": category, "text": text}
+                self.index.append(f"{now:%Y-%m-%d}.jsonl", record, self._replay)
         return memory_id
 
     def search(self, query: str, k: int = 5) -> list[Hit]:
@@ -212,18 +207,13 @@ class MemoryStore:
 
     def forget(self, memory_id: str) -> None:
         """Remove a memory from search for good, by appending a forget record to today's log."""
-        with self._writing():
+        with self.index.locked(self._replay, "memory"):
             if self.index.record(memory_id) is None:
                 unknown = f"no memory with id {memory_id!r} (never stored, or already forgotten)"
                 raise KeyError(f"{unknown}; search first to see the ids")
             now = self.clock()
-            self._write(now, {"forget": memory_id, "ts": now.isoformat(timespec="seconds")})
-
-    def _write(self, now: datetime, record: dict[str, Any]) -> None:
-        """Append to the day's log, then apply: disk first, so a failed write changes nothing."""
-        name = f"{now:%Y-%m-%d}.jsonl"
-        self.index.logs.append(name, record, sync=self.sync)
-        self._replay(record, name)
+            record = {"forget": memory_id, "ts": now.isoformat(timespec="seconds")}
+            self.index.append(f"{now:%Y-%m-%d}.jsonl", record, self._replay)
 
     def _replay(self, record: dict[str, Any], source: str) -> None:
         """Apply one record of a log: a memory joins the index, a forget record takes one out."""
@@ -315,3 +305,35 @@ def flush(model: Model, system: str, view: list[Message], store: MemoryStore) ->
             with contextlib.suppress(ValueError, TypeError, ToolError):  # a bad fact is lost
                 saved.append(store.add(args.get("text", ""), args.get("category", "note")))
     return saved
+
+
+def recall(store: MemoryStore, task: str, console: Console) -> list[Hit]:
+    """What long-term memory knows of `task`, said on the console: the RECALL best hits."""
+    for problem in store.problems:
+        console.warn(f"memory: {problem}")
+    recalled = store.search(task, k=RECALL)
+    if recalled:
+        console.note(f"recalled: {'; '.join(' '.join(hit.text.split()) for hit in recalled)}")
+    return recalled
+
+
+def memory_handlers(store: MemoryStore) -> dict[str, Callable[..., str]]:
+    """The memory tools' handlers, on `store`."""
+    return {
+        "memory_write": lambda workdir, text, category: f"saved as {store.add(text, category)}",
+        "memory_search": lambda workdir, query, k=5: render_hits(store.search(query, k)),
+    }
+
+
+def flush_before_summary(
+    model: Model, store: MemoryStore, console: Console, session: Session
+) -> Callable[[str, list[Message]], None]:
+    """The context window's callback before it summarises `session`: the flush, in a side
+    call whose replies a cassette keeps under a key of their own (`flush-1`, …)."""
+
+    def save(system: str, view: list[Message]) -> None:
+        side = for_child(model, f"flush-{session.compactions + 1}")
+        saved = flush(side, system, view, store)
+        console.note(f"memory flush before older turns are summarised: {len(saved)} saved")
+
+    return save

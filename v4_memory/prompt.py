@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from llm.tokens import cut_to_tokens, estimate_text
+from llm.tokens import capped, estimate_text
 from llm.types import RUNTIME_TAG
 from machine import ToolError, read_text
 from v1_tool_loop.sandbox import safe_path
 
 from .memory import HOME, Hit, render_hits
+from .skills import find_skills, skills_index
 
 BOOTSTRAP_FILES = ("AGENTS.md", "CLAUDE.md")  # the project files agents read by convention
 
@@ -90,11 +91,23 @@ def build_layers(
         section("identity", IDENTITY),
         section("soul", *read_capped(workdir, HOME / "SOUL.md", SOUL_CAP)),
         section("tools", tools_guidance),
-        section("skills", *fit(skills_index, SKILLS_CAP, "the skills index")),
+        section("skills", *capped(skills_index, SKILLS_CAP, "the skills index")),
         section("bootstrap", *read_bootstrap(workdir)),
         section("channel", CHANNEL),
         section("memory", *read_memory(workdir, recalled)),
     ]
+
+
+def layers(
+    workdir: Path, tools_guidance: str, recalled: Sequence[Hit] = (), skills: str | None = None
+) -> list[Layer]:
+    """The system prompt's layers for the next call, its files read afresh (they may change);
+    `skills`, the skills index, when the caller has it already."""
+    if skills is None:
+        skills = skills_index(find_skills(workdir)[0])
+    return build_layers(
+        workdir, recalled=recalled, skills_index=skills, tools_guidance=tools_guidance
+    )
 
 
 def section(name: str, body: str, cut: bool = False) -> Layer:
@@ -146,7 +159,7 @@ def read_memory(workdir: Path, recalled: Sequence[Hit]) -> tuple[str, bool]:
     text someone once wrote, never an order from the user."""
     standing, standing_cut = read_capped(workdir, HOME / "MEMORY.md", MEMORY_CAP)
     hits = render_hits(list(recalled)) if recalled else ""
-    found, found_cut = fit(hits, RECALL_CAP, "the recalled memories")
+    found, found_cut = capped(hits, RECALL_CAP, "the recalled memories")
     if not standing and not found:
         return "", False
     parts = [NOTES_NOT_INSTRUCTIONS]
@@ -178,20 +191,7 @@ def read_capped(workdir: Path, relative: Path, cap: int) -> tuple[str, bool]:
         return "", False
     except (ToolError, OSError) as error:  # not UTF-8, a folder, a link out: a note says why
         return f"[{label} is left out: {getattr(error, 'strerror', None) or error}]", False
-    return fit(text.strip(), cap, label)
-
-
-def fit(text: str, cap: int, label: str) -> tuple[str, bool]:
-    """`text` if it fits in `cap` tokens, else its start and a note, within the cap together."""
-    tokens = estimate_text(text)
-    if tokens <= cap:
-        return text, False
-    shown = cut_to_tokens(text, cap - estimate_text(cut_note(label, tokens, cap)))  # and the note
-    return f"{shown}\n{cut_note(label, tokens, estimate_text(shown))}", True
-
-
-def cut_note(label: str, tokens: int, shown: int) -> str:
-    return f"[… cut: {label} is {tokens:,} tokens, the first {shown:,} are shown]"
+    return capped(text.strip(), cap, label)
 
 
 def runtime(workdir: Path, model_name: str, now: datetime) -> Layer:

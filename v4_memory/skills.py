@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from llm import Console
 from machine import ToolError, read_agent_text, shown_name
+from machine.frontmatter import parse_front_matter
 
 BUNDLED = Path(__file__).parent / "skills"
 HOME_SKILLS = Path(".agent", "skills")  # inside the work directory
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-KEY = re.compile(r"[A-Za-z][\w-]*")
 MAX_DESCRIPTION = 1_024  # characters; it is in every prompt, one line per skill
 MAX_SKILL_BYTES = 100_000  # a SKILL.md larger than this would crowd the context out
 
@@ -48,27 +49,6 @@ class Skill:
     description: str
     body: str
     path: Path
-
-
-def parse_front_matter(text: str) -> tuple[dict[str, str], str]:
-    """The `key: value` fields between the `---` lines, and the body; not YAML, so no lists."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise ValueError("the file must start with a '---' line, then name: and description:")
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-    if end is None:
-        raise ValueError("the front matter has no closing '---' line")
-    fields: dict[str, str] = {}
-    for number, line in enumerate(lines[1:end], start=2):
-        if not line.strip():
-            continue
-        key, colon, value = line.partition(":")
-        if not colon or not KEY.fullmatch(key):
-            raise ValueError(f"line {number} is not a 'key: value' line: {line.strip()!r:.60}")
-        if key in fields:
-            raise ValueError(f"line {number}: '{key}' is given twice")
-        fields[key] = value.strip()
-    return fields, "\n".join(lines[end + 1 :]).strip()
 
 
 def read_skill(folder: Path, workdir: Path | None = None) -> Skill:
@@ -117,6 +97,14 @@ def skills_index(skills: Mapping[str, Skill]) -> str:
     return "\n".join([USING_SKILLS, *(index_line(skill) for skill in skills.values())])
 
 
+def skills_for(workdir: Path, console: Console) -> str:
+    """The skills index for a run, read once (parsing them takes time); each skipped, said."""
+    found, skipped = find_skills(workdir)
+    for problem in skipped:
+        console.warn(f"skill {problem}")
+    return skills_index(found)
+
+
 def index_line(skill: Skill) -> str:
     return f"- {shown_name(skill.name)}: {skill.description}"
 
@@ -128,3 +116,6 @@ def load_skill(workdir: Path, name: str) -> str:
         listed = ", ".join(skills) or "none"
         raise ToolError(f"there is no skill named {name!r:.60}; the skills are: {listed}")
     return skills[name].body
+
+
+SKILLS = {"load_skill": load_skill}  # the skills' tool handler, by name

@@ -65,7 +65,8 @@ def prompt_with(files: dict[str, str]) -> tuple[str, list]:
     """The system prompt chapter 4's run sends from its demo workspace with `files` added,
     and the layers the chapter builds there (what `/prompt` shows)."""
     from v4_memory.__main__ import CHAPTER
-    from v4_memory.agent import layers
+    from v4_memory.agent import TOOLS_GUIDANCE
+    from v4_memory.prompt import layers
 
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch) / "ws"
@@ -75,7 +76,7 @@ def prompt_with(files: dict[str, str]) -> tuple[str, list]:
             (workdir / name).write_text(text, encoding="utf-8")
         model = Recorder()
         CHAPTER.run("Say hello.", model=model, workdir=workdir)
-        return model.systems[0], layers(workdir)
+        return model.systems[0], layers(workdir, TOOLS_GUIDANCE)
 
 
 def user_layer(words: list[str]) -> Verdict:

@@ -62,12 +62,12 @@ def session_steps(name: str) -> list[SessionStep]:
     are those of `python -m v4_memory --demo` run from the repository root.
     """
     demo = chapter(name)
-    agent = importlib.import_module(f"{name}.agent")
-    if not demo.demo_steps:
+    agent, prompt = (importlib.import_module(f"{name}.{module}") for module in ("agent", "prompt"))
+    if not demo.sessions or not demo.sessions.demo_steps:
         raise SystemExit(f"{name} has no demo steps: this figure needs chapter 4")
     plan = [
         (demo.demo_cassette, False),
-        *((demo.demo_cassette.parent / c, "--continue" in f) for c, f in demo.demo_steps),
+        *((demo.demo_cassette.parent / c, "--continue" in f) for c, f in demo.sessions.demo_steps),
     ]
     steps = []
     with scratch_folder() as scratch:
@@ -86,8 +86,8 @@ def session_steps(name: str) -> list[SessionStep]:
             finally:
                 if session:
                     session.close()
-            layers = agent.layers(workdir, result.recalled)
-            note = agent.runtime_now(workdir, model.name)
+            layers = prompt.layers(workdir, agent.TOOLS_GUIDANCE, result.recalled)
+            note = prompt.runtime_now(workdir, model.name)
             text = (store.root / f"{result.session_id}.jsonl").read_text(encoding="utf-8")
             steps.append(
                 SessionStep(

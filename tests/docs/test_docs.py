@@ -59,8 +59,8 @@ def own_flags(module: str) -> set[str]:
     """The flags a chapter adds to the shared ones (chapter 4's `--continue`, …)."""
     chapter = importlib.import_module(f"{module}.__main__").CHAPTER
     parser = argparse.ArgumentParser(add_help=False)
-    if chapter.flags:
-        chapter.flags(parser)
+    if chapter.sessions:
+        chapter.sessions.add_flags(parser)
     return {flag for action in parser._actions for flag in action.option_strings}
 
 

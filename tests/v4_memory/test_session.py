@@ -24,14 +24,14 @@ from llm.result import tool_uses
 from llm.tokens import estimate_message
 from llm.types import Message
 from machine import jsonl
+from machine.journal import JournalBusy as SessionBusy
+from machine.journal import JournalNotFound as SessionNotFound
 from tests import REPO
 from v2_todos.todos import latest_plan
 from v4_memory.session import (
     INTERRUPTED,
     Session,
-    SessionBusy,
     SessionError,
-    SessionNotFound,
     SessionStore,
     plan_of,
 )
@@ -444,7 +444,8 @@ time.sleep(600)
 
 TRY_OPEN = """
 import sys
-from v4_memory.session import SessionBusy, SessionStore
+from machine.journal import JournalBusy as SessionBusy
+from v4_memory.session import SessionStore
 try:
     SessionStore(sys.argv[1]).open(sys.argv[2]).close()
 except SessionBusy as error:

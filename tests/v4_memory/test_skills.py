@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from machine.frontmatter import parse_front_matter
 from v1_tool_loop.tools import run_tool
 from v4_memory.skills import (
     BUNDLED,
@@ -13,7 +14,6 @@ from v4_memory.skills import (
     MAX_DESCRIPTION,
     find_skills,
     load_skill,
-    parse_front_matter,
     read_skill,
     skills_index,
 )

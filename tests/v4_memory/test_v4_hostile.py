@@ -23,11 +23,12 @@ import pytest
 from llm.cassette import ReplayModel, read_cassette
 from llm.errors import CassetteError
 from machine import OUTPUT_LIMIT, ToolError, open_agent_file, read_agent_file
+from machine.journal import JournalNotFound as SessionNotFound
 from machine.postings import SCHEMA
 from tests.scripted import text, write_cassette
 from v4_memory.agent import run
 from v4_memory.memory import INDEX, MemoryStore, recency, render_hits, tokenize
-from v4_memory.session import SESSIONS_DIR, SessionError, SessionNotFound, SessionStore
+from v4_memory.session import SESSIONS_DIR, SessionError, SessionStore
 
 DONE = ([text("Done.")], "end_turn")
 HOME = Path(".agent")
