@@ -35,7 +35,6 @@ from .types import (
     unique_call_ids,
     without_runtime,
 )
-from .wrapper import for_child as for_child  # at home in wrapper.py; chapter 4 imports it here
 
 FORMAT = "cassette/1"
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llm import default_budget
-from llm.cassette import for_child
 from llm.errors import ContextTooLong, ModelError
 from llm.result import text_of, transcript
 from llm.sizing import RequestSize, Tools, TrimmedView
 from llm.types import EMPTY_REPLY, Block, Message, Model, Reply, Usage, said_last
+from llm.wrapper import for_child
 from v3_subagents.subagents import DelegationRunResult
 
 from .memory import Hit

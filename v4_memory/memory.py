@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from llm import Console, Message, Model
-from llm.cassette import for_child
 from llm.types import with_user_text
+from llm.wrapper import for_child
 from machine import Logs, PostingsFile, ToolError, cap_output
 
 from .session import Session
