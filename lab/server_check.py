@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from llm.openai_model import to_chat_messages, to_chat_tools
+from llm.text_calls import begun_call
 from llm.tokens import estimate_text
 from v1_tool_loop.agent import SYSTEM
 from v1_tool_loop.tools import TOOLS
@@ -123,7 +124,10 @@ def probes(base_url: str, model: str, timeout: float) -> list[Probe]:
 
 
 def verdicts(found: list[Probe]) -> dict[str, str]:
-    """Did the tools arrive, did the results, did text come back: each with its evidence."""
+    """Did the tools arrive, did the results, did an answer come back: each with its evidence.
+
+    A reply that is only the start of a call (`functions.bash:`) is no answer: the agent's
+    own check (`begun_call`) stops a run on it, as it would stop here."""
     bare, tooled, short, long, question = found
     schemas = estimate_text(json.dumps(to_chat_tools(TOOLS)))
     result = estimate_text(LONG_RESULT) - estimate_text(SHORT_RESULT)
@@ -131,19 +135,24 @@ def verdicts(found: list[Probe]) -> dict[str, str]:
     result_added = long.prompt_tokens - short.prompt_tokens
     said = question.text.strip()
     shown = json.dumps(said[:60], ensure_ascii=False)
+    answered = said and not question.tool_calls
+    if answered and begun_call(said, {tool["name"] for tool in TOOLS}) is not None:
+        answered, shown = False, f"{shown}, the start of a call"
+    calls = f", calls {question.tool_calls}" if question.tool_calls else ""
     return {
         "tools": ("arrive" if tools_added >= ARRIVED * schemas else "dropped")
         + f": {bare.prompt_tokens} tokens in without them, {tooled.prompt_tokens} with them",
         "results": ("arrive" if result_added >= ARRIVED * result else "dropped")
         + f': {short.prompt_tokens} tokens in with the result "ok", '
         + f"{long.prompt_tokens} with a 60-line result",
-        "text": (
-            f"arrives: {shown}"
-            if said and not question.tool_calls
-            else f"no answer: {shown}"
-            + (f", calls {question.tool_calls}" if question.tool_calls else "")
-        ),
+        "text": f"arrives: {shown}" if answered else f"no answer: {shown}{calls}",
     }
+
+
+def load(path: Path) -> tuple[dict[str, Any], list[Probe]]:
+    """A file written by --json: what it says of the server, and its probes."""
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    return kept, [Probe(**probe) for probe in kept["probes"]]
 
 
 def table(found: list[Probe]) -> str:

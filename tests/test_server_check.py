@@ -50,6 +50,15 @@ def test_a_server_that_drops_results_and_blanks_text_is_caught(fake_provider, ca
     assert "text: no answer" in out and "bash" in out
 
 
+def test_a_reply_that_is_only_a_calls_start_is_no_answer(fake_provider, capsys):
+    """What llama-cpp-python's chatml-function-calling format sent for "What is 2 + 2?"."""
+    answer(fake_provider, [107, 522, 554, 554], openai_completion("functions.write_file:"))
+    assert server_check.main(["--model", "m", "--base-url", fake_provider.url + "/v1"]) == 0
+    assert (
+        'text: no answer: "functions.write_file:", the start of a call' in capsys.readouterr().out
+    )
+
+
 def test_a_server_that_drops_the_tools_is_caught(fake_provider, capsys):
     answer(fake_provider, [106, 106, 120, 700], openai_completion("4", usage=(110, 1)))
     assert server_check.main(["--model", "m", "--base-url", fake_provider.url + "/v1"]) == 0

@@ -18,6 +18,7 @@ from lab.compare import compare, plan
 from lab.progress import Progress
 from lab.report import task_table
 from lab.runs import Replayed
+from lab.server_check import Probe, load, verdicts
 from lab.tasks import load_task
 
 from .demos import scratch_folder
@@ -36,6 +37,9 @@ ZH = {
     "tokens in": "输入 token",
     "the answer": "回答",
     "no text": "没有文本",
+    "an answer": "是回答",
+    "no answer": "不是回答",
+    "no `--chat_format`: the model's own template": "不加 `--chat_format`：模型自带的模板",
     "calls": "调用",
 }
 
@@ -44,25 +48,27 @@ def said(text: str, lang: str) -> str:
     return ZH.get(text, text) if lang == "zh" else text
 
 
-def server_checks() -> list[dict[str, Any]]:
+def server_checks() -> list[tuple[dict[str, Any], list[Probe]]]:
     """Every setting measured, in the order of their file names."""
-    return [
-        json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(SERVER_CHECKS.glob("*.json"))
-    ]
+    return [load(path) for path in sorted(SERVER_CHECKS.glob("*.json"))]
 
 
 def pair(first: int, second: int, arrived: bool, lang: str) -> str:
     verdict = said("arrive" if arrived else "dropped", lang)
-    return f"{first:,} → {second:,} {said('tokens in', lang)}: {verdict}"
+    colon = "：" if lang == "zh" else ": "
+    return f"{first:,} → {second:,} {said('tokens in', lang)}{colon}{verdict}"
 
 
-def answer(probe: dict[str, Any], lang: str) -> str:
-    """What the model's reply to a question that needs no tool held, as the agent sees it."""
-    text = probe["text"].strip()
+def answer(probe: Probe, verdict: str, lang: str) -> str:
+    """What the model's reply to a question that needs no tool held, and whether the agent
+    takes it for an answer (`verdicts` in lab/server_check.py)."""
+    text = probe.text.strip()
     parts = [f"`{json.dumps(text[:40], ensure_ascii=False)}`" if text else said("no text", lang)]
-    if probe["tool_calls"]:
-        calls = ", ".join(f"`{call.strip()}`" for call in probe["tool_calls"])
+    parts[0] += ("：" if lang == "zh" else ": ") + said(
+        "an answer" if verdict.startswith("arrives") else "no answer", lang
+    )
+    if probe.tool_calls:
+        calls = ", ".join(f"`{call.strip()}`" for call in probe.tool_calls)
         parts.append(f"{said('calls', lang)} {calls}")
     return ("；" if lang == "zh" else "; ").join(parts)
 
@@ -79,19 +85,27 @@ def server_check(lang: str = "en") -> str:
         "a question that needs no tool",
     ]
     rows = []
-    for check in server_checks():
-        bare, tooled, short, long, question = check["probes"]
-        verdicts = check["verdicts"]
+    for kept, probes in server_checks():
+        bare, tooled, short, long, question = probes
+        judged = verdicts(probes)
         rows.append(
             [
-                check["setting"],
-                pair(bare["prompt_tokens"], tooled["prompt_tokens"],
-                     verdicts["tools"].startswith("arrive"), lang),
-                pair(short["prompt_tokens"], long["prompt_tokens"],
-                     verdicts["results"].startswith("arrive"), lang),
-                answer(question, lang),
+                said(kept["setting"], lang),
+                pair(
+                    bare.prompt_tokens,
+                    tooled.prompt_tokens,
+                    judged["tools"].startswith("arrive"),
+                    lang,
+                ),
+                pair(
+                    short.prompt_tokens,
+                    long.prompt_tokens,
+                    judged["results"].startswith("arrive"),
+                    lang,
+                ),
+                answer(question, judged["text"], lang),
             ]
-        )  # fmt: skip
+        )
     return table([said(header, lang) for header in headers], rows)
 
 
