@@ -119,7 +119,8 @@ def replayed_records(folder: str, task: str) -> list:
 
 
 def sorted_chapters(source: Replayed, task: str) -> list[str]:
-    return sorted(path.name for path in (source.folder / task).iterdir() if path.is_dir())
+    """The chapters with a finished run of `task` (a recording still growing is `.partial`)."""
+    return sorted({path.parent.name for path in (source.folder / task).glob("*/*.jsonl")})
 
 
 def recorded_table(folder: str, task: str, lang: str = "en") -> str:
