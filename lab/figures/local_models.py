@@ -125,10 +125,11 @@ def sorted_chapters(source: Replayed, task: str) -> list[str]:
 
 def recorded_table(folder: str, task: str, lang: str = "en") -> str:
     """The table `python -m lab compare --replay-dir lab/recorded/FOLDER` prints for `task`,
-    under the line that says which model, server and day the runs come from."""
+    under the line that says which model and day the runs come from."""
     records = replayed_records(folder, task)
     first = next(Path(RECORDED, folder, task).glob("*/*.jsonl"))
     header = json.loads(first.read_text(encoding="utf-8").splitlines()[0])
-    source = f"`{header['model']}` · {header['recorded_at'][:10]} · {header.get('setup', '')}"
+    # The setup (weights, server, flags) stays in the headers: the doc around says it.
+    source = f"`{header['model']}` · {header['recorded_at'][:10]}"
     lead = ("录制：" if lang == "zh" else "Recorded: ") + source
     return lead + "\n\n" + task_table(records, wall=False, lang=lang, columns=None)
