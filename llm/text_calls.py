@@ -38,15 +38,20 @@ FUNCTIONS_CALL = re.compile(r"functions\.([A-Za-z_][\w-]*)\s*:\s*")
 # begins so, or with a <tool_call> tag, and holds no whole call was cut off.
 BEGUN_CALL = re.compile(r'\s*(?:```(?:json)?\s*)?\{\s*"name"\s*:\s*"([\w-]+)"')
 
+# llama-cpp-python's server parses no call from a model's own template, and its
+# chatml-function-calling format, which parses them, never shows the model a tool's result:
+# there the agent must parse the calls itself (measured: `python -m lab.server_check`).
 SERVER_FIXES = (
-    "start llama.cpp's llama-server with --jinja; llama-cpp-python's server with "
-    "--chat_format chatml-function-calling; vLLM with --enable-auto-tool-choice "
+    "start llama.cpp's llama-server with --jinja; vLLM with --enable-auto-tool-choice "
     "--tool-call-parser NAME (hermes for Qwen); on Ollama, pick a model whose page lists "
-    "tools"
+    "tools; on llama-cpp-python's server, leave out --chat_format (chatml-function-calling "
+    f"drops every tool result) and set {PARSE_VARIABLE}=1, since it parses no call from the "
+    "model's own template"
 )
 # A whole call in the text can also be parsed by the agent; a cut-off one cannot.
 SERVER_SETTINGS = (
-    f"{SERVER_FIXES}. Or set {PARSE_VARIABLE}=1 to let the agent parse such calls from the text"
+    f"{SERVER_FIXES}. Or, on any server, set {PARSE_VARIABLE}=1 to let the agent parse such "
+    "calls from the text"
 )
 
 

@@ -14,6 +14,7 @@ The package imports the lab and the chapters to measure them; nothing imports it
     chapter4.py         a session across three processes, and what the window sent
     chapter4_prompt.py  the prompt's layers, the prefix cache, skills, recall's scores
     chapter4_memory.py  the memory against SQLite FTS5, as the benchmark recorded it
+    local_models.py     a local model's server, as measured, and its recorded runs, replayed
 """
 
 from .chapter2 import plan_tokens

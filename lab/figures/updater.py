@@ -40,6 +40,7 @@ from . import (
     chapter4_memory,
     chapter4_prompt,
     every_chapter,
+    local_models,
 )
 from .markdown import BLOCK, DOCS, REPO, STAMP
 
@@ -69,6 +70,8 @@ FIGURES: dict[str, Callable[..., str]] = {
     "memory-setup": chapter4_memory.memory_setup,
     "demo-output-masked": chapter4.demo_output_masked,
     "session-file": chapter4.session_file,
+    "server-check": local_models.server_check,
+    "recorded-table": local_models.recorded_table,
 }
 
 

@@ -76,7 +76,9 @@ def test_a_call_left_in_the_text_stops_the_run_and_says_what_to_change(
     assert "── tool_call_in_text:" in out and "0 tool calls" in out
     (line,) = [line for line in err.splitlines() if line.startswith("stopped:")]
     assert "call to bash" in line and "--jinja" in line and "--tool-call-parser" in line
-    assert "AGENT_TEXT_TOOL_CALLS=1" in line
+    assert "let the agent parse such calls from the text" in line
+    # llama-cpp-python's chatml-function-calling format drops every tool result: never advised
+    assert "leave out --chat_format (chatml-function-calling drops every tool result)" in line
 
 
 NAME_ONLY = "with nothing after it"
@@ -115,7 +117,10 @@ def test_a_calls_name_alone_or_a_call_cut_off_is_a_server_setting_not_an_answer(
         assert repr(text.strip()) in line
     else:
         assert "--jinja" in line
-    assert "AGENT_TEXT_TOOL_CALLS" not in line  # parsing the text cannot mend a cut call
+    # Parsing the text cannot mend a cut call: the variable is named only as the setting of
+    # llama-cpp-python's server, whose chatml-function-calling format sends such calls.
+    assert "parse such calls from the text" not in line
+    assert "leave out --chat_format" in line
 
 
 @pytest.mark.parametrize(
