@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from lab import compare
+from tests import REPO
 
-RECORDED = Path(__file__).resolve().parents[1] / "lab" / "recorded"
+RECORDED = REPO / "lab" / "recorded"
 FOLDERS = sorted(path for path in RECORDED.iterdir() if any(path.glob("*/*/*.jsonl")))
 
 
