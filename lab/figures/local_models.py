@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from lab.compare import compare, plan
-from lab.progress import Progress
-from lab.report import task_table
-from lab.runs import Replayed
+from lab.compare.comparison import compare, plan
+from lab.compare.progress import Progress
+from lab.compare.report import task_table
+from lab.compare.sources import Replayed
 from lab.server_check import Probe, load, verdicts
 from lab.tasks import load_task
 
