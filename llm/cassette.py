@@ -376,7 +376,7 @@ class ReplayModel:
             # Hand-written usage is typed in, not measured: estimate it from what this
             # run really sent (real tool output included) and from the reply itself.
             reply.usage = estimate_usage(system, messages, tools, reply)
-        return check_tool_calls(reply, tools)  # a recorded call left in text stops here too
+        return check_tool_calls(reply, tools, messages)  # a call left in text stops here too
 
 
 # Sections of a cassette that belong to no child: chapter 4's side calls, keyed `summary-1`, …

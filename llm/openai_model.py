@@ -105,7 +105,7 @@ class OpenAIModel:
             raise self._translate(exc) from None
         body = json_object(response.http_response, "OPENAI_BASE_URL", "often ending in /v1")
         # A call the server left in the text would otherwise read as a final answer.
-        return check_tool_calls(self._reply(body, messages), tools)
+        return check_tool_calls(self._reply(body, messages), tools, messages)
 
     def _reply(self, body: dict[str, Any], history: list[Message]) -> Reply:
         """A Chat Completions answer as a Reply, or a ModelError that says what is wrong."""

@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from .errors import ModelError
-from .types import Block, Reply
+from .types import Block, Message, Reply, unique_call_ids
 
 PARSE_VARIABLE = "AGENT_TEXT_TOOL_CALLS"
 ARGUMENT_KEYS = ("arguments", "parameters", "input")
@@ -71,7 +71,9 @@ class ToolCallInText(ModelError):
         self.spent = (reply.usage,)
 
 
-def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
+def check_tool_calls(
+    reply: Reply, tools: list[dict[str, Any]] | None, messages: list[Message]
+) -> Reply:
     """The reply as it is, or with the calls its text holds (when parsing is switched on).
 
     Raises ToolCallInText when the reply was offered tools, holds no tool call, and its
@@ -93,7 +95,10 @@ def check_tool_calls(reply: Reply, tools: list[dict[str, Any]] | None) -> Reply:
             {"type": "tool_use", "id": f"text_call_{index}", "name": name, "input": arguments}
             for index, (name, arguments) in enumerate(calls)
         ]
-        return Reply([*reply.content, *blocks], "tool_use", reply.usage)
+        # Numbered afresh in every reply, so a later reply's `text_call_0` would repeat an
+        # earlier one: `messages` (the conversation it answers) says which ids are taken.
+        content = unique_call_ids([*reply.content, *blocks], messages)
+        return Reply(content, "tool_use", reply.usage)
     name, arguments = calls[0]
     shown = json.dumps(arguments, ensure_ascii=False)
     shown = shown if len(shown) <= 60 else shown[:60] + "…"

@@ -25,6 +25,15 @@ def first_usage(cassette: Path) -> tuple[str, int]:
     return header["model"], first["reply"]["usage"]["input_tokens"]
 
 
+def recorded_usage(cassette: Path) -> tuple[int, int]:
+    """The tokens in and out of every reply the cassette holds, children's included."""
+    replies = [json.loads(line)["reply"] for line in cassette.read_text().splitlines()[1:]]
+    return (
+        sum(reply["usage"]["input_tokens"] for reply in replies),
+        sum(reply["usage"]["output_tokens"] for reply in replies),
+    )
+
+
 def test_the_recordings_of_every_chapter_are_there() -> None:
     qwen = RECORDED / "qwen2.5-coder-1.5b-own-template" / "one-bug"
     assert sorted(path.name for path in qwen.iterdir())[:2] == ["v0_react_text", "v1_tool_loop"]
@@ -48,3 +57,5 @@ def test_a_recorded_folder_replays_offline_with_its_own_figures(
             "recorded", model, False
         )  # fmt: skip
         assert record["context_per_turn"][0] == first_input  # the server's count, kept
+        # Every reply replayed, a child's too: the run costs what it cost live.
+        assert (record["input_tokens"], record["output_tokens"]) == recorded_usage(cassette)

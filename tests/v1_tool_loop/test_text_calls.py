@@ -185,6 +185,36 @@ def test_with_parsing_switched_on_the_agent_runs_the_call_from_the_text(
     assert second[3]["role"] == "tool" and "notes.txt" in second[3]["content"]
 
 
+def test_calls_from_the_text_of_two_replies_keep_distinct_ids_live_and_replayed(
+    tmp_path: Path,
+    fake_provider: FakeProvider,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each reply numbers the calls in its text from 0; an id taken earlier in the
+    conversation is given a free one, live as in the replay, so a result (or a child's
+    replies, keyed by its call's id) answers one call only."""
+    workdir = tmp_path / "ws"  # the cassette outside it: `ls` prints the same in the replay
+    workdir.mkdir()
+    (workdir / "notes.txt").write_text("buy milk\n")
+    monkeypatch.setenv("AGENT_TEXT_TOOL_CALLS", "1")
+    for reply in (FENCED, FENCED, "There is one file, notes.txt."):
+        fake_provider.reply(openai_completion(reply))
+    cassette = tmp_path / "run.jsonl"
+
+    assert run_chapter_1(fake_provider, monkeypatch, workdir, "--record", str(cassette)) == 0
+
+    last = fake_provider.requests[2].body["messages"]
+    ids = [call["id"] for message in last for call in message.get("tool_calls") or []]
+    answered = [message["tool_call_id"] for message in last if message["role"] == "tool"]
+    assert len(ids) == 2 and len(set(ids)) == 2 and answered == ids
+    capsys.readouterr()
+    code = main(CHAPTER, ["--model", f"replay:{cassette}", "--workdir", str(workdir), "--strict",
+                          "List the files"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 0 and "── done: 3 turns, 2 tool calls," in out, err
+
+
 def test_the_check_that_tools_reach_the_model_succeeds_on_a_first_call(
     tmp_path: Path,
     fake_provider: FakeProvider,
