@@ -443,6 +443,8 @@ def test_a_late_turns_request_is_rebuilt_as_it_was_sent(browser: Browser, tmp_pa
     and its fold, opened, lists all 99 in order, the two new ones marked.  A later call
     that sent a summary and a part of the conversation (as chapter 4's compaction does)
     lists exactly those, in their order."""
+    from playwright.sync_api import expect
+
     run = long_run(60)
     summary = {"role": "user", "content": "Summary of turns 1 to 20: modules 1 to 20 read."}
     pool = [*run["messages"], summary]
@@ -460,6 +462,8 @@ def test_a_late_turns_request_is_rebuilt_as_it_was_sent(browser: Browser, tmp_pa
         expected = [
             ("new " if n in new else "") + sent_line(pool[ref]) for n, ref in enumerate(sent)
         ]
+        # the script fills an opened fold after the click: wait until no stretch is left
+        expect(fold.locator("li.earlier")).to_have_count(0)
         assert lines.all_inner_texts() == expected
     earlier = visit.page.locator("#task-long-run-turn-50 ol.sent > li")
     assert earlier.count() == 99  # the lines turn 60 took are copies: turn 50 keeps its own
