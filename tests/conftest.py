@@ -137,3 +137,61 @@ def offline_comparison(tmp_path_factory: pytest.TempPathFactory) -> OfflineCompa
     stdout, stderr = json.loads(printed.read_text(encoding="utf-8"))
     assert f"wrote the runs side by side to {page}" in stderr
     return OfflineComparison(stdout, stderr, records, page)
+
+
+# The slow end-to-end cases: a whole comparison or every demo run again on a changed
+# machine (no POSIX calls, Windows' line endings), a real browser, a benchmark, a nested
+# test run, every notebook executed.  Each checks what the faster tests check piece by
+# piece, all together; CI runs them on every change (`.ci/run`).  A learner's `pytest`
+# leaves them out, so that it answers while they work, and says how many it left.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run the slow end-to-end tests (marked slow), as CI does",
+    )
+
+
+def runs_slow(config: pytest.Config) -> bool:
+    """`--slow`, or a marker expression that names `slow` (`pytest -m slow`)."""
+    return bool(config.getoption("--slow")) or "slow" in (config.getoption("markexpr") or "")
+
+
+def named_files(config: pytest.Config) -> set[Path]:
+    """The test files named on the command line (`pytest tests/lab/test_view_browser.py`,
+    or one test of it): asked for by name, they run whole, slow cases too."""
+    paths = (Path(config.invocation_params.dir, arg.split("::")[0]) for arg in config.args)
+    return {path.resolve() for path in paths if path.is_file()}
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m: count only what they would have run
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if runs_slow(config):
+        return
+    named = named_files(config)
+    slow = [i for i in items if i.get_closest_marker("slow") and i.path.resolve() not in named]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        left = set(slow)
+        items[:] = [item for item in items if item not in left]
+        config.stash[LEFT_OUT] = len(slow)
+        if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the main process
+            config.workeroutput["slow left out"] = len(slow)
+
+
+LEFT_OUT = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """A pytest-xdist worker ended: every worker collects the same tests, so any one's count."""
+    left = getattr(node, "workeroutput", {}).get("slow left out", 0)
+    node.config.stash[LEFT_OUT] = max(node.config.stash.get(LEFT_OUT, 0), left)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left = config.stash.get(LEFT_OUT, 0)
+    if left:
+        terminalreporter.write_line(
+            f"{left} slow end-to-end tests left out: `pytest --slow` runs them too (CI does)"
+        )

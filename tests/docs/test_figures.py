@@ -196,6 +196,7 @@ def test_grouped_demo_output_moves_lines_and_loses_none() -> None:
         assert grouped.index(first) == start + 1
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 def test_every_figure_comes_out_the_same_for_another_user_clone_date_and_temporary_folder(
     tmp_path: Path,
 ) -> None:

@@ -157,6 +157,7 @@ def executed(request: pytest.FixtureRequest) -> dict[Path, Ran]:
             return dict(zip(runnable, pool.map(run, runnable), strict=True))
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=relative)
 def test_runs_headless_offline_without_errors_or_warnings(
     path: Path, executed: dict[Path, Ran]

@@ -1,4 +1,4 @@
-"""Repository-wide checks: lint, the layering of DESIGN.md, and the benchmark script."""
+"""Repository-wide checks: lint, the layering of DESIGN.md, and what README's `pytest` runs."""
 
 from __future__ import annotations
 
@@ -63,32 +63,6 @@ def test_agent_loops_stay_short() -> None:
             assert len(lines) <= budget, f"{chapter}/agent.py has {len(lines)} non-blank lines"
 
 
-def test_benchmark_prints_its_figures() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "lab.bench.basics",
-            "--startup-runs",
-            "1",
-            "--turns",
-            "5",
-            "--loop-runs",
-            "1",
-            "--estimate-runs",
-            "1",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "start-up" in done.stdout and "loop overhead per turn: median" in done.stdout
-    assert "token estimate: " in done.stdout and "1,000-message request" in done.stdout
-    assert "read_file limit=2 on a 200 MB file: median" in done.stdout
-
-
 def test_no_module_imports_itself_round_a_cycle() -> None:
     graph = import_graph()
     assert {
@@ -129,3 +103,27 @@ def test_the_shape_check_sees_what_would_break_a_chapter(tmp_path: Path) -> None
         assert shape.MACHINERY.search(line), line
     assert shape.ID_KEYED.search("cache[id(message)] = 1")
     assert not shape.ID_KEYED.search("session.id, message_id(x), store.id()")
+
+
+def collected(*arguments: str) -> tuple[dict[str, int], str]:
+    """How many tests `pytest --collect-only` finds in each file, and what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-qq", "-n", "0",
+         "-p", "no:cacheprovider", *arguments],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = (line.rpartition(": ") for line in done.stdout.splitlines() if ".py: " in line)
+    return {name: int(count) for name, _, count in counts}, done.stdout
+
+
+def test_the_slow_cases_are_left_out_said_and_run_when_asked_for() -> None:
+    """README's `pytest` leaves the cases marked `slow` out and says how many; a file named
+    on the command line runs whole; `--slow` runs them all (as CI does, with `-m slow`)."""
+    console, bench = "tests/llm/test_console.py", "tests/lab/test_bench.py"
+    plain, said = collected("tests/llm", bench)
+    everything, said_too = collected("--slow", "tests/llm", bench)
+    assert plain[console] == everything[console] - 10  # every demo on a console not UTF-8
+    assert plain[bench] == everything[bench] == 4  # named, the benchmarks' file runs whole
+    assert "10 slow end-to-end tests left out: `pytest --slow` runs them too" in said
+    assert "left out" not in said_too

@@ -42,6 +42,7 @@ def git(*words: str, cwd: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 @pytest.mark.docs  # it runs the docs' tests in the fork: the course as it ships
 def test_the_fork_without_solutions_holds_none_and_passes_its_tests(tmp_path: Path) -> None:
     assert fork_steps("zh") == fork_steps("en"), "both guides give the same steps"

@@ -152,6 +152,7 @@ def keys(value: object) -> object:
     return type(value).__name__ if not isinstance(value, int | float) else "number"
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path) -> None:
     written = tmp_path / "bench-memory.json"
     done = subprocess.run(

@@ -182,6 +182,7 @@ def live_model_that_oversteps(server: FakeProvider, seed: int) -> None:
     server.reply(openai_completion("Done."))
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 def test_the_live_measurement_names_what_changed_without_a_yes(
     tmp_path: Path, fake_provider: FakeProvider
 ) -> None:

@@ -37,6 +37,8 @@ from tests.lab.test_view import (
     tool_turn,
 )
 
+pytestmark = pytest.mark.slow  # a real browser, end to end: see tests/conftest.py
+
 # Flags that keep the browser to itself: no first-run pages, no updates, no sync, no GPU.
 FLAGS = [
     "--headless",

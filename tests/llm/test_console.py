@@ -82,6 +82,7 @@ def test_a_lone_surrogate_from_a_model_is_shown_escaped_not_a_crash() -> None:
     assert raw.getvalue().decode() == "● broken \\udc80 text\n"
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 @pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
 @pytest.mark.parametrize(
     "chapter", ["v0_react_text", "v1_tool_loop", "v2_todos", "v3_subagents", "v4_memory"]

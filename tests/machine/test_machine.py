@@ -44,6 +44,7 @@ def shown(done: subprocess.CompletedProcess[str]) -> str:
 # --- without POSIX's extras ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 def test_without_posix_the_comparison_solves_every_featured_task() -> None:
     done = subprocess.run(
         [*POSIXLESS, "--no-proc", "-m", "lab", "compare"],
@@ -67,6 +68,7 @@ def normalised(output: str) -> Counter[str]:
     return Counter(output.splitlines())
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_without_posix_every_demo_prints_the_same_turns(chapter: str, tmp_path: Path) -> None:
     """Both runs work in the same folder (tool output holds its path, and so do the tokens)."""
@@ -243,6 +245,7 @@ def _clone(target: Path, autocrlf: str) -> Path:
     return target
 
 
+@pytest.mark.slow  # end to end: see tests/conftest.py
 @pytest.mark.skipif(
     shutil.which("git") is None or not (REPO / ".git").exists(), reason="needs a git checkout"
 )

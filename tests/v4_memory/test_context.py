@@ -6,8 +6,6 @@ import copy
 import json
 import math
 import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from llm.tokens import estimate_block, estimate_request
 from llm.types import Message, Reply, Usage, said_last
 from llm.windows import FALLBACK_WINDOW, REPLAY_BUDGET, default_budget
 from llm.wrapper import Wrapper
-from tests import REPO
 from tests.fake_provider import FakeProvider, anthropic_error, anthropic_message, text
 from tests.v4_memory.test_session import assert_valid_request
 from v4_memory.context import (
@@ -491,32 +488,6 @@ def test_default_budgets_leave_room_for_the_estimate_and_the_reply() -> None:
     assert default_budget("replay:v4_memory/demo/cassette.jsonl") == REPLAY_BUDGET
     with pytest.raises(ValueError, match="positive"):
         ContextWindow(Summariser(), None, budget=0)  # type: ignore[arg-type]
-
-
-def test_the_benchmark_prints_its_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench.context", "--quick"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    assert re.search(r"session of [\d,]+ messages", out), out
-    for case in ("under the budget", "stage 1 on"):
-        figure = rf"fit \+ note_usage, {case}: [\d.]+ ms median over \d+ turns"
-        assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
-    figure = r"fit \+ note_usage, stage 1 on, 3,000 messages: [\d.]+ ms median over \d+ turns"
-    assert re.search(rf"{figure} \(target < 1 ms: (ok|OVER TARGET)\)", out), out
-    assert re.search(r"first fit after a resume \(the estimates read back\): [\d.]+ ms", out), out
-    assert re.search(r"one stage-1 view from nothing: [\d.]+ ms", out), out
-    assert re.search(r"one stage-2 compaction, model excluded: [\d.]+ ms", out), out
-    for size in ("100", "1,000", "2,000"):
-        resumed = rf"chapter 4 resumed on +{size} messages: open [\d.]+ s, first prompt [\d.]+ s"
-        assert re.search(rf"{resumed}, then [\d.]+ ms per turn", out), out
-    for target in (r"first prompt at 2,000: [\d.]+ \(target < 0.1 s", "per turn, 2,000 / 100"):
-        assert re.search(rf"  {target}.*: (ok|OVER TARGET)\)", out), out
 
 
 def test_the_runtime_note_that_ends_a_request_is_counted_in_every_stage(

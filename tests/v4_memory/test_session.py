@@ -6,7 +6,6 @@ import inspect
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -618,26 +617,6 @@ def test_any_history_stays_valid_and_reloads_identically(steps: list) -> None:
         with store.open(session.id) as reloaded:
             assert reloaded.messages() == before
             assert_sizes_are_fresh(reloaded)
-
-
-def test_the_benchmark_prints_its_figures() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench.sessions", "--quick"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    rows = [line.split() for line in done.stdout.splitlines() if line.lstrip()[:1].isdigit()]
-    # One row per size: messages, file, load, per message, peak memory, × file, append, + fsync.
-    assert len(rows) == 2, done.stdout
-    assert all(row[4] == "ms" and row[6] == "µs" and row[8] == "MB" for row in rows), done.stdout
-    assert all(row[9].endswith("×") for row in rows), done.stdout
-    assert "load time per message (target < 50 µs, linear)" in done.stdout
-    figure = r"session load peak memory against file size \(target < 3.5×\): ×[\d.]+ at [\d,]+"
-    assert re.search(rf"{figure}, ×[\d.]+ at [\d,]+ \((ok|OVER TARGET)\)", done.stdout)
-    assert "store cost per turn at 1,000 messages (2 appends + messages()):" in done.stdout
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
