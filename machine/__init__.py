@@ -59,7 +59,7 @@ from .own_files import (
     shown_name,
 )
 from .postings import PostingsFile
-from .processes import adopt_orphans
+from .processes import adopt_orphans, cores
 
 __all__ = [
     "AGENT_FILE_LIMIT",
@@ -79,6 +79,7 @@ __all__ = [
     "Page",
     "ToolError",
     "adopt_orphans",
+    "cores",
     "agent_files",
     "agent_path",
     "cap_output",

@@ -182,3 +182,11 @@ def children_of(parent: int) -> list[int]:
             if len(fields) > 1 and fields[1] == str(parent):
                 found.append(int(name))
     return found
+
+
+def cores() -> int:
+    """The cores this process may use: a container or `taskset` may give it fewer than the
+    machine has (Linux says so; elsewhere, the machine's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

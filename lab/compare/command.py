@@ -36,6 +36,7 @@ from llm.cassette import read_cassette
 from llm.cli import load_env_file
 from llm.errors import ModelError
 from llm.spec import load_model
+from machine import cores
 
 from .. import view
 from ..chapters import chapters
@@ -47,6 +48,10 @@ from .record import UNMEASURED, Job, Limits, Record
 from .sources import Live, Replayed, Scripted, Source, cassette_path
 
 MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
+# A replay asks no provider: its runs go side by side on the machine's cores, a few at most
+# (on a shared server, thirty learners' comparisons share the cores too).  Live, one at a
+# time unless --jobs says otherwise: a provider's rate limit is the learner's to spend.
+OFFLINE_JOBS = 4
 
 
 class UsageError(Exception):
@@ -131,7 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the language of the tables and the --html page",
     )
     parser.add_argument(
-        "--jobs", type=int, default=1, metavar="N", help=f"runs at a time (at most {MAX_JOBS})"
+        "--jobs",
+        type=int,
+        metavar="N",
+        help=f"runs at a time (at most {MAX_JOBS}); by default 1 live, and offline the "
+        f"machine's cores, at most {OFFLINE_JOBS}",
     )
     parser.add_argument("--keep", action="store_true", help="keep the folders the runs worked in")
     parser.add_argument(
@@ -152,6 +161,8 @@ def source_of(args: argparse.Namespace) -> Source:
         raise UsageError(
             "--runs repeats live runs; a replay gives the same run every time: add --model SPEC"
         )
+    if args.jobs is None:
+        args.jobs = 1 if args.model else min(OFFLINE_JOBS, cores())
     if not 1 <= args.jobs <= MAX_JOBS:
         raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}")
     if args.window is not None and args.window < 1:

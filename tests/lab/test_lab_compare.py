@@ -34,6 +34,7 @@ from llm.cassette import read_cassette
 from llm.result import tool_uses
 from llm.tokens import estimate_request
 from llm.types import RUNTIME_TAG
+from machine import cores
 from tests import REPO
 from tests.conftest import OfflineComparison
 from tests.fake_provider import FakeProvider, anthropic_message, openai_completion, text, tool_use
@@ -130,27 +131,56 @@ def test_runs_the_window_stopped_still_fit_100_columns(
 
 
 def test_offline_progress_is_one_plain_line_per_run(offline: dict) -> None:
+    """A line per run as it ends (side by side, in the order they end)."""
     *lines, saved, _page, _timing = offline["stderr"].splitlines()
     assert len(lines) == 20 and "\x1b" not in offline["stderr"]
     assert re.fullmatch(r"wrote 20 records to .*records\.json", saved)
-    assert re.fullmatch(r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s",
-                        lines[0])  # fmt: skip
+    first = r"v0_react_text · one-bug · solved · 6 turns · ≈[\d,]+ tokens · [\d.]+ s"
+    assert [line for line in lines if re.fullmatch(first, line)], lines
+    assert len({tuple(line.split(" · ")[:2]) for line in lines}) == 20  # each run once
 
 
-def test_the_last_line_says_where_the_seconds_went_and_they_add_up(offline: dict) -> None:
-    """README promises seconds: the comparison measures them itself, in parts that add up
-    to the whole, the loops being the runs' own times (the tables' last column)."""
+def seconds_of(lines: list[str]) -> float:
+    """The runs' own times, as their progress lines give them (rounded to 0.1 s each)."""
+    return sum(float(line.rsplit(" · ", 1)[1].removesuffix(" s")) for line in lines)
+
+
+def test_offline_runs_go_side_by_side_and_the_last_line_sums_their_seconds(
+    offline: dict,
+) -> None:
+    """README promises seconds: a replay asks no provider, so its runs share the machine's
+    cores (at most 4 at a time), and the last line sums where each run's seconds went."""
     *lines, timing = offline["stderr"].splitlines()
+    at_once = min(command.OFFLINE_JOBS, cores())
+    if at_once == 1:
+        pytest.skip("one core: the runs go one at a time (the next test reads that line)")
     parts = re.fullmatch(
-        r"20 runs in ([\d.]+) s: the loops ([\d.]+) s, copying and checking ([\d.]+) s, "
+        rf"20 runs in ([\d.]+) s, {at_once} at a time; summed over the runs: "
+        r"the loops ([\d.]+) s, copying and checking ([\d.]+) s",
+        timing,
+    )
+    assert parts and len(timing) <= 100, timing
+    _total, loops, around = map(float, parts.groups())
+    assert abs(loops - seconds_of(lines[:20])) <= 0.1 + 0.05 * 20
+    assert around > 0
+
+
+def test_one_at_a_time_the_last_line_says_where_the_seconds_went_and_they_add_up(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--jobs 1`: the parts add up to the whole, the loops being the runs' own times (the
+    tables' last column)."""
+    assert command.main(["--task", "one-bug", "--chapters", "v0,v2", "--jobs", "1"]) == 0
+    *lines, timing = capsys.readouterr().err.splitlines()
+    parts = re.fullmatch(
+        r"2 runs in ([\d.]+) s: the loops ([\d.]+) s, copying and checking ([\d.]+) s, "
         r"loading and printing ([\d.]+) s",
         timing,
     )
     assert parts and len(timing) <= 100, timing
     total, loops, around, rest = map(float, parts.groups())
     assert abs(loops + around + rest - total) <= 0.15  # each part rounded to 0.1 s
-    runs = sum(float(line.rsplit(" · ", 1)[1].removesuffix(" s")) for line in lines[:20])
-    assert abs(loops - runs) <= 0.1 + 0.05 * 20  # each run's time rounded to 0.1 s
+    assert abs(loops - seconds_of(lines)) <= 0.1 + 0.05 * 2
     assert around > 0 and rest >= 0
 
 
