@@ -27,8 +27,6 @@ from v0_react_text.agent import INVENTED_NOTE, STOP, ReactRunResult, run
 from v0_react_text.prompt import FORMAT, SYSTEM
 from v1_tool_loop.tools import TOOLS
 
-ROOT = REPO
-
 LIST_FILES = 'Thought: First, the files.\nAction: bash\nAction Input: {"command": "ls"}\n'
 READ_NOTES = 'Thought: Read the notes.\nAction: read_file\nAction Input: {"path": "notes.txt"}\n'
 FINISH = "Thought: I have what I need.\nFinal Answer: The notes say: buy milk."
@@ -250,12 +248,12 @@ def test_the_console_shows_the_failure_and_the_repair(
 
 # --- the demo, as a learner runs it -----------------------------------------------------
 
-DEMO_CASSETTE = ROOT / "v0_react_text" / "demo" / "cassette.jsonl"
+DEMO_CASSETTE = REPO / "v0_react_text" / "demo" / "cassette.jsonl"
 
 
 def test_the_demo_cassette_holds_chapter_1s_task_as_raw_text() -> None:
     header, entries = read_cassette(DEMO_CASSETTE)
-    v1_header, _ = read_cassette(ROOT / "v1_tool_loop" / "demo" / "cassette.jsonl")
+    v1_header, _ = read_cassette(REPO / "v1_tool_loop" / "demo" / "cassette.jsonl")
     assert header["task"] == v1_header["task"]
     assert (header["provenance"], header["chapter"]) == ("scripted", "v0_react_text")
     blocks = [block for entry in entries for block in entry["reply"]["content"]]
@@ -272,7 +270,7 @@ def run_demo(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     # TMPDIR keeps the demo's workspace copy inside the test's own folder.
     return subprocess.run(
         [sys.executable, "-m", "v0_react_text", "--demo", *flags],
-        cwd=ROOT,
+        cwd=REPO,
         env=demo_environment() | {"TMPDIR": str(tmp_path)},
         capture_output=True,
         text=True,
