@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from lab.memory_searchers import (
     fts5_missing,
     synthetic_memories,
 )
-from tests import REPO
+from tests.lab.test_bench import printed
 from v4_memory.memory import HOME, MemoryStore, terms_of, tokenize
 
 pytestmark = pytest.mark.skipif(fts5_missing() is not None, reason="this sqlite has no FTS5")
@@ -155,15 +153,7 @@ def keys(value: object) -> object:
 @pytest.mark.slow  # end to end: see tests/conftest.py
 def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path) -> None:
     written = tmp_path / "bench-memory.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench.memory", "--quick", "--json", str(written)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = printed("lab.bench.memory", "--quick", "--json", str(written))
     assert re.search(r"add\s+1,000 memories: .* ms per memory", out), out
     assert re.search(r"search over 1,000 \(median ms, en / zh\): BM25 index [\d.]+ / [\d.]+", out)
     for method in ["BM25 index", "SQLite FTS5", "naive TF-IDF"]:
@@ -178,15 +168,8 @@ def test_the_quick_benchmark_prints_and_writes_what_the_docs_show(tmp_path: Path
 
 
 def test_the_worked_example_prints_scores_that_match_the_store() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "lab.bench.memory", "--example"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
-    assert re.findall(r"total: (\w) ", done.stdout) == ["A", "B"]  # pytest memory, coffee memory
+    out = printed("lab.bench.memory", "--example")
+    assert re.findall(r"total: (\w) ", out) == ["A", "B"]  # pytest memory, coffee memory
 
 
 @pytest.mark.docs  # the figures the docs show, as recorded
