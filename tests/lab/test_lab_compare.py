@@ -566,6 +566,7 @@ def test_a_429_that_never_clears_is_its_own_verdict_not_a_failure(
     assert row[:4] == ["v1_tool_loop", "1/2 (9–91%)", "1 rate limited", "done ×2, error ×1"]
     assert "- v1_tool_loop run 2: could not finish: rate limited; error: `" in captured.out
     assert "v1_tool_loop · one-bug · run 2/3 · could not finish: rate limited" in captured.err
+    assert "at a time" not in captured.err  # live, the runs go one by one unless --jobs says
 
 
 def test_a_run_stops_cleanly_at_its_token_budget(
