@@ -33,7 +33,7 @@ from v2_todos.todos import REMIND_AFTER, REMINDER, TODO_TOOL, Plan
 from v3_subagents.subagents import ALL_HANDLERS, TASK_TOOL, Children
 
 from .context import ContextWindow, SessionRunResult
-from .memory import HOME, MEMORY_TOOLS, MemoryStore, flush_before_summary, memory_handlers, recall
+from .memory import HOME, MEMORY_TOOLS, MemoryStore, flush_to, memory_handlers, recall
 from .prompt import assemble, layers, runtime_now
 from .session import Session, SessionError, new_session, plan_of
 from .skills import LOAD_SKILL_TOOL, SKILLS, skills_for
@@ -79,25 +79,20 @@ def run(
     recalled = recall(memory, task, console)  # what long-term memory knows of this task
     session.append({"role": "user", "content": task})
     skills = skills_for(workdir, console)  # the skills index, read once a run
-    flush = flush_before_summary(model, memory, console, session)
-    window = ContextWindow(model, session, context_budget, before_summary=flush)
-    usage = []
-    # The plan so far, read back from the session, and chapter 2's tools plus task.
-    plan = Plan(plan_of(session), remind_after)
+    window = ContextWindow(model, session, context_budget, before_summary=flush_to(memory, console))
+    usage, results = [], []  # results: the open turn's, a session line is written once, whole
+    plan = Plan(plan_of(session), remind_after)  # the plan so far, read back from the session
     schemas = {tool["name"]: tool for tool in TOOLS}
     handlers = {**ALL_HANDLERS, "todo_write": plan.write, **memory_handlers(memory), **SKILLS}
     children = Children(model, Path(workdir), console, max_turns)  # the agents task starts
     stop, why, failure = "max_turns", f"stopped after {counted(max_turns, 'turn')}", ""
-    results: list[dict] = []  # the open turn's results: a session line is written once, whole
     try:
         for _ in range(max_turns):
             system = assemble(layers(workdir, TOOLS_GUIDANCE, recalled, skills))
-            note = runtime_now(workdir, model.name)  # last, so all before it stays cached
-            with console.thinking():
-                reply = window.ask(system, TOOLS, note.text)
+            with console.thinking():  # the runtime note goes last, so all before it stays cached
+                reply = window.ask(system, TOOLS, note=runtime_now(workdir, model.name).text)
             usage.append(reply.usage)
-            said = {"role": "assistant", "content": reply.content}
-            session.append(said)
+            said = session.append({"role": "assistant", "content": reply.content})
             for block in reply.content:
                 if block["type"] == "text":
                     console.say(block["text"])
@@ -135,11 +130,7 @@ def run(
     except SessionError as error:  # a full disk, say: nothing more can be written, or closed
         stop, why, failure = "error", "", str(error)
 
-    if why:  # the one way out: a turn cut short gets its finished results, and why
-        session.close_turn(results, why)
-    if own_session:
-        session.close()
+    session.end_run(results, why, close=own_session)  # one way out: a turn cut short is closed
     return SessionRunResult(
         stop, session.transcript(), usage, failure, children=children.records, recalled=recalled,
-        session_id=session.id, compactions=window.compactions, calls=plan.tool_calls,
-    )  # fmt: skip
+        session_id=session.id, compactions=window.compactions, calls=plan.tool_calls)  # fmt: skip

@@ -27,7 +27,7 @@ from v3_subagents.subagents import DelegationRunResult
 from .memory import Hit
 from .session import Session
 
-Flush = Callable[[str, list[Message]], None] | None  # the memory flush: the system, the view
+Flush = Callable[[Model, str, list[Message]], None] | None  # the memory flush: side, system, view
 
 # The runtime note names the model spec and the work folder, whose length differs from one
 # run to the next (a recording and its replay); counted at its length, it would move a
@@ -231,12 +231,13 @@ class ContextWindow:
     ) -> Compaction:
         """Stage 2: the first `upto` messages replaced by a summary, recorded in the session;
         the memory flush first sees the view under the system prompt of the call at hand."""
+        # Side calls: in a cassette each one's replies have a section of their own, by key.
+        number = self.session.compactions + 1
         if flush and self.before_summary:
-            self.before_summary(system, view)
+            self.before_summary(for_child(self.model, f"flush-{number}"), system, view)
         old = [trim_results(message) for message in self.session.messages()[:upto]]
         request = [{"role": "user", "content": transcript(old)}]  # long results as in stage 1
-        # A side call: in a cassette its reply has a section of its own, found by its key.
-        summariser = for_child(self.model, f"summary-{self.session.compactions + 1}")
+        summariser = for_child(self.model, f"summary-{number}")
         try:
             reply = summariser.complete(SUMMARY_SYSTEM, request, max_tokens=SUMMARY_TOKENS)
         except ContextTooLong as error:

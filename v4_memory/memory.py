@@ -26,10 +26,7 @@ from typing import Any
 
 from llm import Console, Message, Model
 from llm.types import with_user_text
-from llm.wrapper import for_child
 from machine import Logs, PostingsFile, ToolError, cap_output
-
-from .session import Session
 
 HOME = Path(".agent")  # the agent's home inside the work directory, as for sessions
 RECALL = 3  # memories recalled for each task: the few most relevant, not the whole store
@@ -325,14 +322,11 @@ def memory_handlers(store: MemoryStore) -> dict[str, Callable[..., str]]:
     }
 
 
-def flush_before_summary(
-    model: Model, store: MemoryStore, console: Console, session: Session
-) -> Callable[[str, list[Message]], None]:
-    """The context window's callback before it summarises `session`: the flush, in a side
-    call whose replies a cassette keeps under a key of their own (`flush-1`, …)."""
+def flush_to(store: MemoryStore, console: Console) -> Callable[[Model, str, list[Message]], None]:
+    """The context window's callback before it summarises: the flush into `store`, on the side
+    model the window gives it (a cassette keeps its replies under their own key, `flush-1`)."""
 
-    def save(system: str, view: list[Message]) -> None:
-        side = for_child(model, f"flush-{session.compactions + 1}")
+    def save(side: Model, system: str, view: list[Message]) -> None:
         saved = flush(side, system, view, store)
         console.note(f"memory flush before older turns are summarised: {len(saved)} saved")
 

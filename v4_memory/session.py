@@ -130,16 +130,18 @@ class Session(Journal):
         history, waiting = self.history.messages, closing(self.history.messages, 0, [])
         return [*history, *waiting] if waiting else history
 
-    def append(self, message: Message) -> None:
-        """Save `message` as one line, then add to the history what a reload would read."""
+    def append(self, message: Message) -> Message:
+        """Save `message` as one line, then add to the history what a reload would read (a
+        copy); `message` itself is handed back, for the caller to read on."""
         if problem := message_problem(message):
             raise ValueError(f"not a message ({problem}): {json.dumps(message, default=str)[:80]}")
-        message = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
-        tokens = estimate_message(message)
-        self.write({**message, "tokens": tokens})
+        written = json.loads(jsonl.encode({"role": message["role"], "content": message["content"]}))
+        tokens = estimate_message(written)
+        self.write({**written, "tokens": tokens})
         self._stored += 1
-        self._written.append(message)
-        self.history.add(message, self._stored, tokens)  # notes not kept: loading reports them
+        self._written.append(written)
+        self.history.add(written, self._stored, tokens)  # notes not kept: loading reports them
+        return message
 
     def close_turn(self, results: list[Block], note: str) -> None:
         """Leave the session valid after a turn cut short (Ctrl-C, an error, the turn cap)."""
@@ -149,6 +151,14 @@ class Session(Journal):
         close_open_turn(messages, note)
         for message in messages[count:]:
             self.append(message)
+
+    def end_run(self, results: list[Block], why: str, *, close: bool) -> None:
+        """A run's one way out: a turn cut short (`why` says how) gets its finished results and
+        an answer for each open call; a session the run opened itself, `close`, is closed."""
+        if why:
+            self.close_turn(results, why)
+        if close:
+            self.close()
 
     def boundaries(self) -> list[int]:
         """Every `upto` that `compact` accepts: cuts that leave no tool call without its result."""

@@ -217,7 +217,7 @@ def test_stage_two_summarises_the_oldest_turns_and_keeps_the_recent_ones(
     session.append(user("Fix the failing test in parse.py."))
     model = Summariser("parse() drops the last line; test_parse fails on it.")
     flushed: list[tuple[str, list[Message]]] = []  # the system prompt and the view it saw
-    window = ContextWindow(model, session, 3_000, before_summary=lambda *seen: flushed.append(seen))
+    window = ContextWindow(model, session, 3_000, before_summary=lambda _, *it: flushed.append(it))
 
     before, view = work_until(session, window, stage=2)
 
@@ -287,7 +287,7 @@ def test_compact_now_summarises_everything_on_demand(store: SessionStore) -> Non
     session = store.create()
     flushed: list[tuple[str, list[Message]]] = []
     model = Summariser("All done: parse.py fixed.")
-    window = ContextWindow(model, session, 50_000, before_summary=lambda *it: flushed.append(it))
+    window = ContextWindow(model, session, 50_000, before_summary=lambda _, *it: flushed.append(it))
     assert window.compact_now(SYSTEM, TOOLS) is None, "nothing to summarise yet"
     session.append(user("Fix the failing test."))
     work(session, window, 3)
@@ -411,7 +411,7 @@ def test_a_refusal_as_too_long_summarises_once_then_stops(
         session.append(results(f"t{number}", output(f"t{number}", 2_000)))
     flushed: list[tuple[str, list[Message]]] = []
     window = ContextWindow(
-        anthropic_model, session, 100_000, before_summary=lambda *seen: flushed.append(seen)
+        anthropic_model, session, 100_000, before_summary=lambda _, *seen: flushed.append(seen)
     )
     too_long = "prompt is too long: 215031 tokens > 200000 maximum"
     fake_provider.fail(400, anthropic_error("invalid_request_error", too_long))
