@@ -43,7 +43,7 @@ PACKAGES = ("llm", "machine", "lab", *CHAPTERS)
 # that it can only shrink: chapter 4's own code (900 is the principle).  Its target leaves
 # room for the exercises' worked solutions, which add a few lines to it (1,154 as it
 # ships, 1,157 with every solution applied).
-CHAPTER_4_LINES = 1_165
+CHAPTER_4_LINES = 1_157
 AGENT_LINES = 150  # a chapter's whole `agent.py`
 RUN_LINES = 70  # every chapter's loop, chapter 4's too; every other function: FUNCTION_LINES
 FUNCTION_LINES = 40
