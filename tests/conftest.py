@@ -164,6 +164,9 @@ def named_files(config: pytest.Config) -> set[Path]:
     return {path.resolve() for path in paths if path.is_file()}
 
 
+LEFT_OUT = pytest.StashKey[int]()  # how many slow cases this run left out
+
+
 @pytest.hookimpl(trylast=True)  # after -k and -m: count only what they would have run
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if runs_slow(config):
@@ -177,9 +180,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.stash[LEFT_OUT] = len(slow)
         if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the main process
             config.workeroutput["slow left out"] = len(slow)
-
-
-LEFT_OUT = pytest.StashKey[int]()
 
 
 @pytest.hookimpl(optionalhook=True)
