@@ -10,10 +10,10 @@
     report.py       the tables and the JSON records that notebooks and the viewer read
     progress.py     one line per run while the comparison runs
 
-The package imports `llm`, the chapters (through `lab.chapters`), `lab.tasks`,
-`lab.words` and `lab.plots`' colours; `command.py` alone imports the viewer, for
-`--html`.  The viewer, the figures, the notebooks' plots and the benchmarks import its
-records and tables; none of its modules imports them.
+The package imports `llm`, `machine` (the cores to run on), the chapters (through
+`lab.chapters`), `lab.tasks`, `lab.words` and `lab.plots`' colours; `command.py` alone
+imports the viewer, for `--html`.  The viewer, the figures, the notebooks' plots and the
+benchmarks import its records and tables; none of its modules imports them.
 """
 
 from __future__ import annotations

@@ -36,22 +36,17 @@ from llm.cassette import read_cassette
 from llm.cli import load_env_file
 from llm.errors import ModelError
 from llm.spec import load_model
-from machine import cores
 
 from .. import view
 from ..chapters import chapters
 from ..tasks import Task, TaskError, featured_names, load_task
 from . import report
-from .comparison import compare, plan
+from .comparison import OFFLINE_JOBS, compare, offline_jobs, plan
 from .progress import Progress
 from .record import UNMEASURED, Job, Limits, Record
 from .sources import Live, Replayed, Scripted, Source, cassette_path
 
 MAX_JOBS = 8  # runs in parallel at most: more mostly buys rate limits
-# A replay asks no provider: its runs go side by side on the machine's cores, a few at most
-# (on a shared server, thirty learners' comparisons share the cores too).  Live, one at a
-# time unless --jobs says otherwise: a provider's rate limit is the learner's to spend.
-OFFLINE_JOBS = 4
 
 
 class UsageError(Exception):
@@ -162,7 +157,7 @@ def source_of(args: argparse.Namespace) -> Source:
             "--runs repeats live runs; a replay gives the same run every time: add --model SPEC"
         )
     if args.jobs is None:
-        args.jobs = 1 if args.model else min(OFFLINE_JOBS, cores())
+        args.jobs = 1 if args.model else offline_jobs()
     if not 1 <= args.jobs <= MAX_JOBS:
         raise UsageError(f"--jobs must be between 1 and {MAX_JOBS}")
     if args.window is not None and args.window < 1:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from llm.demo import fresh_folder
+from machine import cores
 
 from ..chapters import chapters
 from ..tasks import Task, load_task
@@ -26,6 +27,16 @@ from .progress import Progress
 from .record import Job, Limits, Record
 from .runs import run_job
 from .sources import Live, Replayed, Scripted, Source
+
+# A replay asks no provider: its runs go side by side on the machine's cores, a few at most
+# (on a shared server, thirty learners' comparisons share the cores too).  Live, one at a
+# time unless --jobs says otherwise: a provider's rate limit is the learner's to spend.
+OFFLINE_JOBS = 4
+
+
+def offline_jobs() -> int:
+    """Replayed runs at a time: the cores this process may use, at most OFFLINE_JOBS."""
+    return min(OFFLINE_JOBS, cores())
 
 
 @dataclass
@@ -187,4 +198,7 @@ def offline_records(task: str, window: int | None, scratch: Path) -> list[Record
     """Every chapter's scripted run of one task, checked: what a lab figure is made from."""
     jobs, _ = plan([load_task(task)], chapters(), 1, Scripted())
     quiet = Progress(io.StringIO())
-    return compare(jobs, Scripted(), window=window, progress=quiet, scratch=scratch).records
+    comparison = compare(
+        jobs, Scripted(), window=window, parallel=offline_jobs(), progress=quiet, scratch=scratch
+    )
+    return comparison.records
