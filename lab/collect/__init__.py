@@ -4,6 +4,7 @@
     python -m lab collect HANDINS --session 2        session 2 only
     python -m lab collect HANDINS --csv marks.csv    … and the rows as CSV (or --json FILE)
     python -m lab collect HANDINS --lang zh          in Chinese (the default follows LANG)
+    python -m lab collect HANDINS --jobs 1           one student at a time (default: a core each)
 
 HANDINS holds one folder per student, each with a folder per session (`handins.py`
 gives the layout).  For each hand-in, a scratch copy is made of the course with the

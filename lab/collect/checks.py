@@ -8,8 +8,8 @@ a nonce given only to that process: not its exit code nor its output, which the
 hand-in's code could give as well.  The quiz is marked here, in the teacher's process:
 an answers file is read as text, and none of the hand-in's code runs for it.
 
-Imports `lab.quiz`, `lab.exercises.check`, `lab.collect.handins` and `machine` (to stop
-a process group).
+Imports `lab.quiz`, `lab.exercises.check`, `lab.collect.handins` and `machine` (to run a
+process and stop all it started, or all at once at Ctrl-C).
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from lab.exercises.check import Said
 from lab.quiz.marking import AnswersError, mark, read_answers
-from machine.processes import own_group, stop_tree
+from machine import run
 
 from . import sealed
 from .handins import HANDED_FILES, Handin, printable, quiz_file
@@ -68,11 +67,9 @@ def environment(handin: Handin, lang: str) -> dict[str, str]:
     }
 
 
-def verdict_line(path: Path, number: str) -> str:
+def verdict_line(text: str, number: str) -> str:
     """What the check said: its line that starts with the exercise's number (or `error:`),
     and the hint after it; else the start of the output (a check that crashed)."""
-    with path.open("rb") as file:
-        text = file.read(OUTPUT_KEPT).decode("utf-8", errors="replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     starts = [i for i, line in enumerate(lines) if line.startswith((f"{number} ", "error:"))]
     at = starts[-1] if starts else 0
@@ -106,23 +103,13 @@ def run_check(handin: Handin, number: str, lang: str, timeout: float) -> Row:
     else:
         command = [sys.executable, *runner]
     nonce = secrets.token_hex(16)
-    out = handin.root / f"check-{number}.out"
-    with out.open("wb") as sink:
-        process = subprocess.Popen(
-            command, cwd=handin.course, env=environment(handin, lang), stdin=subprocess.PIPE,
-            stdout=sink, stderr=subprocess.STDOUT, **own_group(),
-        )  # fmt: skip
-        try:
-            process.communicate(f"{nonce}\n".encode(), timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stop_tree(process)
-            process.wait()
-            return Row(handin.student, handin.session, number, "timed out", f"over {timeout:g} s")
-        finally:
-            stop_tree(process)  # what the check started and left running
+    env = environment(handin, lang)
+    ran = run(command, handin.course, timeout, env=env, input=f"{nonce}\n", limit=OUTPUT_KEPT)
+    if ran.timed_out:
+        return Row(handin.student, handin.session, number, "timed out", f"over {timeout:g} s")
     verdict = read_verdict(said, nonce)
     if verdict is None:
-        seen = verdict_line(out, number) or NO_VERDICT(lang)
+        seen = verdict_line(ran.output, number) or NO_VERDICT(lang)
         return Row(handin.student, handin.session, number, "error", seen)
     result, detail = verdict
     return Row(handin.student, handin.session, number, result, printable(detail))

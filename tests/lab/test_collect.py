@@ -10,10 +10,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from lab.collect import sealed
@@ -440,3 +443,76 @@ def test_a_name_that_looks_like_a_formula_is_text_in_the_csv(tmp_path: Path) -> 
         assert [row["student"] for row in csv.DictReader(file)] == ["'=HYPERLINK(1)"]
     rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
     assert [row["student"] for row in rows] == ["=HYPERLINK(1)"]  # JSON is read as data
+
+
+def test_the_students_checked_side_by_side_are_shown_in_the_order_of_their_names(
+    tmp_path: Path,
+) -> None:
+    """Three students at two at a time: the one checked first (it ends at once) is not the
+    first shown, and the rows keep the order of the names."""
+    handins = tmp_path / "handins"
+    for name, code in [("ann", HANGS.replace("600", "3")), ("bea", GAMED["quits"])]:
+        chapter = handins / name / "session2" / "v1_tool_loop"
+        shutil.copytree(REPO / "v1_tool_loop", chapter)
+        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + code)
+    (handins / "cid" / "session2").mkdir(parents=True)  # nothing handed in: no check runs
+    done = subprocess.run(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--jobs", "2", "--lang", "en",
+         "--timeout", "2", "--json", str(tmp_path / "marks.json")],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    shown = re.findall(r"^## (\w+)$", done.stdout, re.MULTILINE)
+    assert shown == ["ann", "bea", "cid", "student"]
+    rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
+    assert list(dict.fromkeys(row["student"] for row in rows)) == ["ann", "bea", "cid"]
+    assert {row["result"] for row in rows if row["student"] == "ann" and row["item"] == "1.3"} == {
+        "timed out"
+    }
+
+
+# Code that makes every check of a hand-in wait as long as a test may run.
+HANGS = "import time as _time\n_time.sleep(600)\n"
+
+
+def running_checks(scratch: Path) -> list[psutil.Process]:
+    """The checks' processes whose scratch copy is under `scratch`."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if any(str(scratch) in part for part in process.info["cmdline"] or []):
+            found.append(process)
+    return found
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Ctrl-C is sent here as SIGINT, which Windows lacks")
+def test_ctrl_c_stops_the_checks_running_and_leaves_no_copy_behind(tmp_path: Path) -> None:
+    handins, scratch = tmp_path / "handins", tmp_path / "tmp"
+    scratch.mkdir()
+    for name in ("ann", "bea"):
+        chapter = handins / name / "session2" / "v1_tool_loop"
+        shutil.copytree(REPO / "v1_tool_loop", chapter)
+        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + HANGS)
+    collect = subprocess.Popen(
+        [sys.executable, "-m", "lab", "collect", str(handins), "--jobs", "2", "--lang", "en",
+         "--json", str(tmp_path / "marks.json")],
+        cwd=REPO, env={**os.environ, "TMPDIR": str(scratch)}, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while len(running_checks(scratch)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # both students' first check started (and hangs)
+        assert running_checks(scratch), "no check started"
+        time.sleep(0.5)
+        stopped = time.monotonic()
+        collect.send_signal(signal.SIGINT)
+        out, err = collect.communicate(timeout=60)
+    finally:
+        for process in [collect, *running_checks(scratch)]:
+            process.kill()  # a check left running fails the test below, not the next ones
+    took = time.monotonic() - stopped
+    assert collect.returncode == 130, err
+    assert "interrupted: the checks running were stopped, no marks were written" in err
+    assert took < 20, f"Ctrl-C took {took:.1f} s to stop the checks"
+    assert "## ann" not in out and not (tmp_path / "marks.json").exists()
+    assert running_checks(scratch) == [] and list(scratch.iterdir()) == []
