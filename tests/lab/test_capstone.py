@@ -243,3 +243,29 @@ def test_without_a_rules_file_the_worked_solution_changes_nothing(tmp_path: Path
     permissions = solution_module()
     handlers = {"bash": lambda workdir, command: command}
     assert permissions.gated(handlers, permissions.Rules.load(tmp_path)) == handlers
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"allow": ["bash(ls*)"], "deny": ["bash(rm*)"]', "Expecting"),  # cut short
+        ('["bash(ls*)"]', "not a JSON object"),
+        ('{"allow": "bash(ls*)"}', "lists of rules"),
+        ('{"deny": [{"bash": "rm*"}]}', "is not bash(PATTERN)"),
+        ('{"deny": ["rm -rf *"]}', "is not bash(PATTERN)"),
+    ],
+    ids=["not JSON", "a list", "a rule not in a list", "a rule not text", "a rule of no kind"],
+)
+def test_rules_the_worked_solution_cannot_read_ask_about_everything_and_say_why(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in the rules must neither let a command through nor end the run in a traceback."""
+    permissions = solution_module()
+    (tmp_path / ".agent").mkdir()
+    (tmp_path / ".agent" / "permissions.json").write_text(text, encoding="utf-8")
+    rules = permissions.Rules.load(tmp_path)
+    assert [rules.decide("bash", {"command": c}) for c in ("ls", "rm -rf data")] == ["ask"] * 2
+    assert rules.decide("write_file", {"path": "src/a.py"}) == "ask"
+    warning = capsys.readouterr()
+    assert ".agent/permissions.json is not used: " in warning.out + warning.err
+    assert said in warning.out + warning.err

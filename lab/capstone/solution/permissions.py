@@ -12,7 +12,9 @@ one of its parts matches a deny rule, runs when every part matches an allow rule
 is asked about otherwise: the person answers on the terminal, and anything but yes is
 no.  Reading, searching, the plan and memory are never asked about: they change nothing
 outside the agent's own folder.  Without the file the mode is off and chapter 4 runs
-as it did (its demos and tests have no one to answer).
+as it did (its demos and tests have no one to answer).  A file that cannot be read as
+rules turns no rule on and none off: it is named in a warning, and every command and
+write is asked about until it is mended.
 """
 
 from __future__ import annotations
@@ -45,13 +47,22 @@ class Rules:
     deny: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
-    def load(cls, workdir: Path) -> Rules | None:
-        """The work directory's rules; None when it has no rules file (the mode is off)."""
+    def load(cls, workdir: Path, console: Console | None = None) -> Rules | None:
+        """The work directory's rules; None when it has no rules file (the mode is off).
+        A file that is not rules gives none, so that everything is asked about: a typo
+        must not let a denied command through, nor stop the agent with a traceback."""
         path = workdir / RULES_FILE
         if not path.is_file():
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(parsed(data.get("allow", [])), parsed(data.get("deny", [])))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError('it is not a JSON object such as {"allow": [...]}')
+            return cls(parsed(data.get("allow", [])), parsed(data.get("deny", [])))
+        except (OSError, ValueError) as error:  # not UTF-8, not JSON, a rule of another shape
+            why = f"{RULES_FILE} is not used: {error}; every command and write is asked about"
+            (console or Console()).warn(why)
+            return cls()
 
     def decide(self, tool: str, args: Mapping[str, Any]) -> str:
         """One tool call's fate: "allow", "ask" or "deny"."""
@@ -71,13 +82,15 @@ class Rules:
         return "ask"
 
 
-def parsed(rules: list[str]) -> list[tuple[str, str]]:
-    """`["bash(ls*)"]` as `[("bash", "ls*")]`; a rule of another shape is an error."""
+def parsed(rules: object) -> list[tuple[str, str]]:
+    """`["bash(ls*)"]` as `[("bash", "ls*")]`; a rule of another shape is a ValueError."""
+    if not isinstance(rules, list):
+        raise ValueError(f"allow and deny are lists of rules, not {json.dumps(rules)[:60]}")
     pairs = []
     for rule in rules:
-        found = RULE.fullmatch(rule.strip())
+        found = RULE.fullmatch(rule.strip()) if isinstance(rule, str) else None
         if found is None:
-            raise ValueError(f"{RULES_FILE}: {rule!r} is not bash(PATTERN) or write(PATTERN)")
+            raise ValueError(f"{json.dumps(rule)[:60]} is not bash(PATTERN) or write(PATTERN)")
         pairs.append((found.group(1), found.group(2)))
     return pairs
 
