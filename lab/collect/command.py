@@ -62,6 +62,7 @@ WORDS = {
         "这个系统无法在检查时把文件系统设为只读（需要 Linux 用户命名空间）："
         "只有审计钩子拒绝 Python 在副本之外的写入",
     ),
+    "checking": Said("checking {}, session {} …", "正在检查 {} 的第 {} 次课……"),
     "interrupted": Said("interrupted: the checks running were stopped, no marks were written",
                         "已中断：正在运行的检查都已停下，没有写出任何分数"),
     "no students": Said("no student folders in {}", "{} 里没有学生文件夹"),
@@ -84,10 +85,12 @@ def collect_handin(
     student: Path, session: int, lang: str, timeout: float, stopping: threading.Event
 ) -> list[Row]:
     """The rows of one hand-in: its notes, each exercise check, then the quiz; once
-    `stopping` is set (Ctrl-C), no other check starts."""
+    `stopping` is set (Ctrl-C), no other check starts.  Its start is said on stderr, for
+    a teacher who waits on a class: the tables come in the order of the names."""
     name = printable(student.name)
     if not has_session(student, session):
         return [Row(name, session, f"session{session}/", "missing", f"session{session}/")]
+    print(WORDS["checking"](lang).format(name, session), file=sys.stderr, flush=True)
     with scratch_copy(student, session) as handin:
         rows = [Row(name, session, "note", "note", note(lang)) for note in handin.notes]
         for number in checked_exercises(session):

@@ -464,6 +464,8 @@ def test_the_students_checked_side_by_side_are_shown_in_the_order_of_their_names
     assert done.returncode == 0, done.stderr
     shown = re.findall(r"^## (\w+)$", done.stdout, re.MULTILINE)
     assert shown == ["ann", "bea", "cid", "student"]
+    started = re.findall(r"^checking (\w+), session 2 …$", done.stderr, re.MULTILINE)
+    assert sorted(started) == ["ann", "bea", "cid"]  # said as each starts, for the waiting
     rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
     assert list(dict.fromkeys(row["student"] for row in rows)) == ["ann", "bea", "cid"]
     assert {row["result"] for row in rows if row["student"] == "ann" and row["item"] == "1.3"} == {
