@@ -3,9 +3,11 @@
 The check makes up a case at every run, memories in English and Chinese of words no
 one has seen, with queries whose right first answer it knows (`fts5_case`), and then
 runs the learner's `Fts5Store` in two processes of its own: one adds the memories and
-forgets two of them on the way, and ends without closing anything; the other opens the
-same file and asks the queries.  Only a table kept in the file, every change committed,
-ranked by BM25 over the store's own terms, answers every query with its memory first.
+forgets two of them on the way, and ends as a killed process does (no exit handler, no
+finalizer); the other opens the same file and asks the queries.  Only a table kept in the
+file, every change committed, ranked by BM25 over the store's own terms, answers every
+query with its memory first; and the file's FTS5 table must hold the memories kept, one
+row each, so that a store kept elsewhere beside an empty FTS5 table is no answer.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from .check import REPO, Said, Verdict, fresh_random
 
 FTS5_CHILD = """
-import json, sys
+import json, os, sys
 from lab.memory_searchers import Fts5Store
 job = json.load(sys.stdin)
 store = Fts5Store(job["path"])
@@ -35,7 +37,8 @@ else:
     for number in job["forget"]:
         store.forget(ids[number])
     ids += [store.add(text) for text in job["add"][job["first"] :]]
-    print(json.dumps(ids))
+    print(json.dumps(ids), flush=True)
+    os._exit(0)  # as a process killed: no atexit, no finalizer commits for it
 """  # one process adds, forgets, adds more and ends without closing anything; another searches
 CONSONANTS, VOWELS = "bdfgklmnprtvz", "aeiou"
 
@@ -160,13 +163,7 @@ def fts5_store(words: list[str]) -> Verdict:
                 "带上 add(text) -> id、ids(query, k) 和 forget(id)",
             )
             return Verdict(False, seen, hint)
-        db = sqlite3.connect(path)
-        try:
-            tables = " ".join(sql or "" for (sql,) in db.execute("SELECT sql FROM sqlite_master"))
-        except sqlite3.DatabaseError:
-            tables = ""
-        finally:
-            db.close()
+        rows = fts5_rows(path, case.relevant[0][0].split()[0])
     added, gone, asked = len(case.memories), len(case.forget), len(case.relevant)
     summary = Said(
         f"{number.en}: {added} new memories added by one process, {gone} of them forgotten "
@@ -174,11 +171,42 @@ def fts5_store(words: list[str]) -> Verdict:
         f"{number.zh}：一个进程加入 {added} 条新记忆，中途遗忘其中 {gone} 条；"
         f"另一个进程查询 {asked} 次",
     )
-    return fts5_verdict(summary, tables, case, ids, found)
+    return fts5_verdict(summary, rows, case, ids, found)
+
+
+def fts5_rows(path: str, word: str) -> dict[str, tuple[int, int]]:
+    """Each FTS5 table in the file: its rows, and those that match `word` (a made-up word
+    of one memory kept): where the memories are, whatever answers the queries."""
+    db = sqlite3.connect(path)
+    try:
+        names = [
+            name
+            for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type='table'")
+            if "fts5" in (sql or "").lower()
+        ]
+        rows = {}
+        for name in names:
+            quoted = '"' + name.replace('"', '""') + '"'
+            count = db.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
+            try:
+                match = f'SELECT count(*) FROM {quoted} WHERE {quoted} MATCH ?'
+                matched = db.execute(match, (f'"{word}"',)).fetchone()[0]
+            except sqlite3.DatabaseError:
+                matched = 0
+            rows[name] = (count, matched)
+        return rows
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        db.close()
 
 
 def fts5_verdict(
-    summary: Said, tables: str, case: Fts5Case, ids: list[str], found: list[list[str]]
+    summary: Said,
+    rows: dict[str, tuple[int, int]],
+    case: Fts5Case,
+    ids: list[str],
+    found: list[list[str]],
 ) -> Verdict:
     """What the second process found, against what the case knows it must find."""
     memories, asked = case.memories, list(zip(case.relevant, found, strict=True))
@@ -186,15 +214,15 @@ def fts5_verdict(
         "connect to the file at path and commit each change (`with self.db:`)",
         "连接 path 这个文件，并提交每一次改动（`with self.db:`）",
     )
-    if "fts5" not in tables.lower():
+    in_fts5 = Said(
+        "keep the memories in an FTS5 table in the SQLite file at path",
+        "把记忆存在 path 这个 SQLite 文件里的一张 FTS5 表里",
+    )
+    if not rows:
         seen = Said(
             f"{summary.en}; the file holds no FTS5 table", f"{summary.zh}；文件里没有 FTS5 表"
         )
-        hint = Said(
-            "keep the memories in an FTS5 table in the SQLite file at path",
-            "把记忆存在 path 这个 SQLite 文件里的一张 FTS5 表里",
-        )
-        return Verdict(False, seen, hint)
+        return Verdict(False, seen, in_fts5)
     if not any(found):
         seen = Said(
             f"{summary.en}; the second process found nothing",
@@ -230,6 +258,15 @@ def fts5_verdict(
         if wanted not in hits and number >= case.first:  # added after the forgets: not committed?
             hint = commit
         return Verdict(False, seen, hint)
+    kept = len(memories) - len(case.forget)  # answered right: from the table in the file?
+    if not any(count == kept and matched for count, matched in rows.values()):
+        held = ", ".join(f"{name} {count}" for name, (count, _) in rows.items())
+        seen = Said(
+            f"{summary.en}; {kept} memories are kept, and the file's FTS5 tables hold "
+            f"rows: {held}",
+            f"{summary.zh}；留下的记忆有 {kept} 条，而文件里 FTS5 表的行数是：{held}",
+        )
+        return Verdict(False, seen, in_fts5)
     seen = Said(
         f"{summary.en}: each query found its memory first, and no forgotten one came back",
         f"{summary.zh}：每个查询都把它的那条记忆排在第一，遗忘的记忆一条也没有回来",

@@ -102,6 +102,14 @@ NOT_FTS5 = '''--- a/lab/memory_searchers.py
  class NaiveTfidf:
 '''
 
+DECOY = NOT_FTS5.replace(
+    '+        self.store = MemoryStore(Path(path).parent / "store")\n',
+    '+        self.store = MemoryStore(Path(path).parent / "store")\n'
+    "+        with sqlite3.connect(path) as db:  # a table to be seen, never used\n"
+    '+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS memories USING fts5(text)")\n',
+)
+AT_EXIT = '+        __import__("atexit").register(self.db.commit)  # at the end, if it ends well\n'
+
 WRONG = {
     "the same id for every query": (  # a case where memory 1 is kept (if forgotten, it
         # "came back": refused too, for another reason)
@@ -157,6 +165,14 @@ WRONG = {
     ),
     "the trigram tokenizer on the raw text": (TRIGRAM, "1", "comes first"),
     "the chapter's store, not FTS5": (NOT_FTS5, "", "holds no FTS5 table"),
+    "the chapter's store beside an empty FTS5 table": (DECOY, "", "FTS5 tables hold rows"),
+    "a commit left to the end of the process": (
+        changed(ADD_COMMITTED, AT_EXIT + "+        return super().add(text)").replace(
+            FORGET_COMMITTED, AT_EXIT + '+        self.db.execute("DELETE'
+        ),
+        "",
+        "the second process found nothing",
+    ),
 }
 
 
