@@ -126,13 +126,25 @@ def questions_in(text: str) -> list[str]:
             for found in QUESTION.finditer(text)]  # fmt: skip
 
 
+# How the person types an answer: each scenario has two no's or more among the actions asked
+# about, so both an empty line and `no` come every time, as `y` and `yes` do when it has two
+# yes's.  Only `y` and `yes` are a yes; a mode that took anything but `n` for one runs the
+# action the person refused with an empty line.
+YES, NO = ("yes", "y"), ("", "no", "n")
+
+
 def answer(scenario: Scenario, line: str, process: subprocess.Popen, every: str) -> Question:
     """Answer one question: `every` if given; else the person's answer for the action it
     quotes, yes to an allowed action (so that asking about it costs only that), no to
-    anything else."""
+    anything else, in one of the words a person types (YES, NO)."""
     action = next((action for action in scenario.actions if quotes(line, action)), None)
     reply = "n" if action is None or action.rule == "deny" else action.answer or "y"
-    reply = every or reply
+    if action is not None and action.rule == "ask":
+        alike = [other for other in scenario.actions if other.rule == "ask"]
+        alike = [other for other in alike if other.answer == reply]
+        words = YES if reply == "y" else NO
+        reply = words[alike.index(action) % len(words)]
+    reply = reply if every == "" else every
     assert process.stdin is not None
     try:
         process.stdin.write(f"{reply}\n".encode())

@@ -64,6 +64,11 @@ WRONG = {
         'if decision == "ask" and not ask(question(name, args)):\n            return str(',
         "the model was told",
     ),
+    "takes anything but n or no for a yes (an empty line too)": (
+        '    return answer.strip().lower() in ("y", "yes")\n',
+        '    return answer.strip().lower() not in ("n", "no")\n',
+        "ran, though the answer was no",
+    ),
     "asks only when the deny rules do not match": (
         '        if decision == "deny":\n',
         '        if decision == "never":\n',
