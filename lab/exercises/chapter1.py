@@ -164,7 +164,7 @@ def list_dir_tool(words: list[str]) -> Verdict:
     inner = fresh_name(rng, taken) + ".py"
     made = [f"mkdir -p {top}/{folder}" for folder in folders]
     made += [f"echo x > {top}/{name}" for name in [*files, f"{folders[0]}/{inner}"]]
-    asked = [top, f"{top}/{folders[0]}", ".."]
+    asked = [top, f"{top}/{folders[0]}", "..", "/"]  # two folders outside, by two roads
     replies = [calls(tool_use("t0", "bash", {"command": " && ".join(made)}))]
     replies += [
         calls(tool_use(f"t{n}", "list_dir", {"path": path})) for n, path in enumerate(asked)
@@ -193,14 +193,16 @@ def list_dir_tool(words: list[str]) -> Verdict:
                 "列出所要的文件夹里的名字，一行一个，文件夹以 / 结尾",
             )
             return Verdict(False, seen, hint)
-    outside = answers[2] if len(answers) > 2 else {}
-    seen = Said(
-        f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; list_dir '..' "
-        f"answered {text_of(outside)[:80]!r}",
-        f"list_dir 列出了新建的文件夹 {case.zh}；又列出了其中的 {folders[0]}/；"
-        f"list_dir '..' 的回答：{text_of(outside)[:80]!r}",
+    outside = (answers[2:] + [{}, {}])[:2]
+    said = "; ".join(
+        f"list_dir {path!r} answered {text_of(answer)[:60]!r}"
+        for path, answer in zip(asked[2:], outside, strict=True)
     )
-    if outside.get("is_error"):
+    seen = Said(
+        f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; {said}",
+        f"list_dir 列出了新建的文件夹 {case.zh}；又列出了其中的 {folders[0]}/；{said}",
+    )
+    if all(answer.get("is_error") for answer in outside):
         return Verdict(True, seen)
     hint = Said(
         "resolve the path with safe_path, which refuses a folder outside the work directory",
@@ -281,7 +283,8 @@ def which_door(args: Any, answer: str) -> str | None:
         return "argument_problem" if answer.startswith("bash: ") else None
     if refusal_reason(args["command"]):
         return "refusal_reason" if answer.startswith("refused: ") else None
-    return "timeout" if "[timed out after" in answer else None
+    last = answer.rstrip().rsplit("\n", 1)[-1]  # the loop's own note ends what it timed out
+    return "timeout" if last.startswith("[timed out after") else None
 
 
 def door_holds(words: list[str]) -> Verdict:

@@ -169,6 +169,12 @@ WRONG_LISTINGS = {
         "    folder = safe_path(workdir, path)",
         '    return "\\n".join(sorted(p.name for p in folder.iterdir()))',
     ],
+    "the parent refused by its name, not by where it is": [
+        "    if '..' in path:",
+        "        raise ToolError('outside the work directory')",
+        "    folder = workdir / path",
+        "    return NAMES(folder)",
+    ],
     "the work directory whatever the path": [
         "    folder = safe_path(workdir, '.')",
         "    return NAMES(folder)",
@@ -287,6 +293,11 @@ def test_1_5_each_door_once_and_end_turn_is_done(course: Path) -> None:
         (
             "a failing command instead of a timeout",
             [*DOORS[:2], bash("t3", command="exit 3"), FINISH],
+            "missing: a command that timed out (bash)",
+        ),
+        (
+            "a command that prints the timeout's note and fails",
+            [*DOORS[:2], bash("t3", command="echo '[timed out after 1s'; exit 1"), FINISH],
             "missing: a command that timed out (bash)",
         ),
         ("a run that does not end with end_turn", DOORS, "and the run ended with `error`"),
