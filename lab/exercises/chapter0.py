@@ -196,12 +196,11 @@ def run_on(model: StoppingProvider, task: str) -> Any:
 
 
 def full_width_stop(words: list[str]) -> Verdict:
-    """Fresh actions that run on into an invented observation, spelt with the ASCII and
-    with the full-width colon, bold or not: the stop sequences the chapter sends must cut
-    every one, at most four of them."""
+    """Fresh actions that run on into an invented observation, one in each spelling (the
+    ASCII and the full-width colon, bold or not), in a fresh order: the stop sequences the
+    chapter sends must cut every one, at most four of them."""
     rng = fresh_random()
-    spellings = [rng.choice(["full-width", "bold, full-width"]), rng.choice(["plain", "bold"])]
-    spellings.append(rng.choice(list(made.INVENTED)))
+    spellings = list(made.INVENTED)
     rng.shuffle(spellings)
     texts = [
         made.action(rng, made.english(rng), runnable=True).text
@@ -210,7 +209,7 @@ def full_width_stop(words: list[str]) -> Verdict:
     ]
     ending = made.final(rng, made.english(rng))
     provider = StoppingProvider([*texts, ending.text])
-    result = run_on(provider, "An exercise check: run three commands, then finish.")
+    result = run_on(provider, "An exercise check: run four commands, then finish.")
     sent = provider.sent[0] if provider.sent else []
     if any(len(stops) > MOST_STOPS for stops in provider.sent):
         seen = Said(
@@ -245,11 +244,12 @@ def full_width_stop(words: list[str]) -> Verdict:
         f"发送的停止序列 {sent!r} 在编造的观察处切断了 {len(texts)} 条新生成的回复"
         f"（{'、'.join(spellings)}）；运行以 `{result.stop}` 结束",
     )
-    if result.stop == "done" and result.hallucinated_observations == 0 and result.tool_calls == 3:
+    done = result.tool_calls == len(texts) and result.hallucinated_observations == 0
+    if result.stop == "done" and done:
         return Verdict(True, seen)
     hint = Said(
-        "the replies cut at their observations should run three tools and finish",
-        "在观察处切断的回复应当运行三个工具然后结束",
+        "the replies cut at their observations should run four tools and finish",
+        "在观察处切断的回复应当运行四个工具然后结束",
     )
     return Verdict(False, seen, hint)
 

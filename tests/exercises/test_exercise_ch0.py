@@ -256,6 +256,17 @@ def test_0_3_only_the_full_width_entry_is_not_done(tmp_path: Path) -> None:
     not_done(check(root, home, "0.3"), 'keep "Observation:" in STOP')
 
 
+@pytest.mark.parametrize(
+    "entries",
+    ['"\\nObservation:", "Observation:", "\\nObservation："', '"\\nObservation:", "Observation："'],
+    ids=["no bold full-width", "no bold ASCII"],
+)
+def test_0_3_a_list_that_misses_one_spelling_is_never_done(entries: str, tmp_path: Path) -> None:
+    """`**Observation：**` or `**Observation:**` left uncut: every run has all four spellings."""
+    root, home = course(tmp_path, stop_list(entries))
+    not_done(check(root, home, "0.3"), "did not cut the reply")
+
+
 def test_0_3_every_variant_in_the_list_is_not_done(tmp_path: Path) -> None:
     variants = ["\\nObservation:", "Observation:", "Observation：", "\\nObservation："]
     variants += ["**Observation**:", "Observation :"]
