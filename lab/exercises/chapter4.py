@@ -21,6 +21,7 @@ from .chapter4_fts5 import fts5_store
 from .check import EXPLAIN, LIVE, MEASURE, Exercise, Said, Verdict, fresh_random, tool_use
 
 USER_CAP = 500  # the cap exercise 4.2 asks for, on the file's text as the layer shows it
+NOTE_AT_LEAST = 5  # tokens after a cut file's text: a note that says so (read_capped's ≈ 20)
 SYLLABLES = ["ka", "lo", "mi", "ren", "ta", "vo", "zu", "shi", "an", "del", "per", "qua"]
 ROLES = ["backend developer", "data engineer", "student", "maintainer", "SRE", "designer"]
 LANGUAGES = ["Python", "Rust", "Go", "中文", "English", "français", "Deutsch", "TypeScript"]
@@ -163,13 +164,20 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
         hint = Said("a file within the cap is shown whole", "没超过上限的文件要完整显示")
         return Verdict(False, seen, hint)
     # A cut ends at a line's end, and the note takes its share: the cap, within a line.
-    if layer.cut and USER_CAP - 25 <= tokens <= USER_CAP + 3 and kept >= USER_CAP - 60:
-        return Verdict(True, seen)
-    hint = Said(
-        f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is extra)",
-        f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
-    )
-    return Verdict(False, seen, hint)
+    if not (layer.cut and USER_CAP - 25 <= tokens <= USER_CAP + 3 and kept >= USER_CAP - 60):
+        hint = Said(
+            f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is "
+            "extra)",
+            f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
+        )
+        return Verdict(False, seen, hint)
+    if tokens - kept < NOTE_AT_LEAST:  # the file's text and nothing after it
+        hint = Said(
+            "say in the layer that the file was cut, and where, as read_capped's note does",
+            "像 read_capped 的说明那样，在这一层里说明文件被截断了、截在哪里",
+        )
+        return Verdict(False, seen, hint)
+    return Verdict(True, seen)
 
 
 EMPTY = {"type": "text", "text": ""}
@@ -183,7 +191,8 @@ def conversation(rng: random.Random) -> list[tuple[dict, dict | None]]:
     """A session made for the check: each message as written, with empty text blocks, and
     as it should load without them (None: it held only an empty block, so it is left out).
     Random words and call ids; empty blocks on both sides, before and after a tool call,
-    two in one message, and one assistant message that is nothing else."""
+    two in one message, and two assistant messages that are nothing else: one that the
+    next message would join, one at the end, after a user's, that nothing joins."""
     pairs: list[tuple[dict, dict | None]] = [({"role": "user", "content": words_of(rng, 6)},) * 2]
     turns = rng.randint(2, 4)
     for turn in range(turns):
@@ -201,6 +210,8 @@ def conversation(rng: random.Random) -> list[tuple[dict, dict | None]]:
         if turn == 0:
             pairs.append(({"role": "assistant", "content": [EMPTY]}, None))
     pairs.append(message("assistant", [{"type": "text", "text": words_of(rng, 7)}], rng, 1))
+    pairs.append(({"role": "user", "content": words_of(rng, 4)},) * 2)
+    pairs.append(({"role": "assistant", "content": [EMPTY]}, None))
     return pairs
 
 

@@ -78,6 +78,11 @@ WRONG_LAYERS = {
         '+        section("user", read_capped(workdir, HOME / "USER.md", USER_CAP)[0]),',
         "cap the file's text at 500 tokens",
     ),
+    "a cut that says nothing of it": (
+        '+        section("user", *(lambda text, cut: (text.split("\\n[… cut")[0], cut))('
+        '*read_capped(workdir, HOME / "USER.md", USER_CAP))),',
+        "say in the layer that the file was cut",
+    ),
     "the file at the project's root": (
         '+        section("user", *read_capped(workdir, Path("USER.md"), USER_CAP)),',
         "the user layer does not show it",
@@ -155,6 +160,24 @@ ON_LOADING_ONLY = """\
 +                    self.repairs.append(f"message {self._stored}: empty text block(s) dropped")
                  self.repairs += self.history.add(record, self._stored, tokens)
 """
+
+
+LATE = """\
+--- a/llm/repair.py
++++ b/llm/repair.py
+@@ def mend(
+             notes.append(f"message {number}: no user message before it; a placeholder stands in")
++    message = without_empty_text(message, number, notes)
+     if history and history[-1]["role"] == message["role"]:
+"""
+
+
+def test_a_rule_applied_after_the_empty_message_rule_is_not_done(tmp_path: Path) -> None:
+    """A message that held only an empty block then stays, with no content, which the APIs
+    refuse: unless the next message joins it, as one in the middle of a session would."""
+    helper = code_of("4.3")[code_of("4.3").index("@@ def joined(") :]  # the rule itself
+    shown = check("4.3", LATE + helper, tmp_path)
+    assert "4.3 A repair rule: not done yet." in shown and "(exit code 1)" in shown, shown
 
 
 def test_a_rule_that_only_loading_applies_is_not_done(tmp_path: Path) -> None:
