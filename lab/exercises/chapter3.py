@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -108,14 +109,16 @@ class FailingTest:
 
 def tester_run(test: FailingTest, marks: list[str]) -> RunResult:
     """The parent writes the fresh test and sends a `test` child, which runs the tests,
-    reads the test, and tries to change files four ways; the parent then reads back the
-    files the child could have made or changed."""
+    reads the test (and lists and searches for it), and tries to change files four ways;
+    the parent then reads back the files the child could have made or changed."""
     job = {"description": "run the tests", "agent_type": "test", "prompt": "Run the tests."}
     read_back = [tool_use(f"r{n}", "read_file", {"path": p}) for n, p in enumerate(marks)]
     edit = {"path": test.path, "old_text": test.message, "new_text": "changed"}
     tester = [
         tool_use("c1", "run_tests", {}),
         tool_use("c2", "read_file", {"path": test.path}),
+        tool_use("c7", "list_files", {"pattern": "tests/*.py"}),
+        tool_use("c8", "grep", {"pattern": test.message}),
         tool_use("c3", "bash", {"command": f"touch {marks[0]}"}),
         tool_use("c4", "write_file", {"path": marks[1], "content": "changed\n"}),
         tool_use("c5", "run_tests", {"command": f"touch {marks[2]}"}),
@@ -149,9 +152,36 @@ def test_agent_type(words: list[str]) -> Verdict:
             "并把 run_tests 的 schema 加进 ALL_SCHEMAS",
         )
         return Verdict(False, seen, hint)
+    from v3_subagents.subagents import TASK_TOOL
+
+    offered = TASK_TOOL["input_schema"]["properties"]["agent_type"].get("enum", [])
+    if not {"explore", "plan", "code", "test"} <= set(offered):  # what the model picks from
+        seen = Said(
+            f"{case}; the task tool offers the model the agent types {offered}",
+            f"{zh}；task 工具提供给模型的智能体类型是 {offered}",
+        )
+        hint = Said(
+            "keep explore, plan and code, and add the test row to AGENT_TYPES itself: "
+            "TASK_TOOL's enum and description are built from it",
+            "保留 explore、plan 和 code，并把 test 这一行写进 AGENT_TYPES 本身："
+            "TASK_TOOL 的 enum 和说明都由它生成",
+        )
+        return Verdict(False, seen, hint)
     mine = answers(result.children[0].result.messages)
-    mine = {"c1": {}, "c2": {}} | mine  # a child that asked nothing has answered nothing
+    mine = {"c1": {}, "c2": {}, "c7": {}, "c8": {}} | mine  # asked nothing: answered nothing
     ran, read = text_of(mine["c1"]), text_of(mine["c2"])
+    counted = re.search(r"Ran (\d+) tests?", ran)
+    if counted is None or int(counted.group(1)) < 2:  # the new test alone is not the tests
+        ran = shown(mine["c1"])
+        seen = Said(
+            f"{case}; run_tests answered: {ran}, where the project has tests of its own too",
+            f"{zh}；run_tests 的回答：{ran}，而项目本来也有自己的测试",
+        )
+        hint = Said(
+            "run_tests runs every test of the project: python -m unittest discover -s tests",
+            "run_tests 运行项目的全部测试：python -m unittest discover -s tests",
+        )
+        return Verdict(False, seen, hint)
     if test.method not in ran or test.failure not in ran:  # the test ran, and failed
         ran = shown(mine["c1"])
         seen = Said(f"{case}; run_tests answered: {ran}", f"{zh}；run_tests 的回答：{ran}")
@@ -177,6 +207,18 @@ def test_agent_type(words: list[str]) -> Verdict:
             " tools, and no arguments to run_tests",
             "test 智能体只运行测试和读代码：它的工具里不要 bash、write_file、edit_file，"
             "run_tests 也不带参数",
+        )
+        return Verdict(False, seen, hint)
+    looked = [mine[c] for c in ("c2", "c7", "c8")]  # read_file, list_files, grep
+    if any(a.get("is_error") or test.path.split("/")[-1] not in text_of(a) for a in looked[1:]):
+        read = "; ".join(shown(a) for a in looked[1:])
+        seen = Said(
+            f"{case}; list_files and grep answered: {read}",
+            f"{zh}；list_files 和 grep 的回答：{read}",
+        )
+        hint = Said(
+            "give it every read-only tool: READ_ONLY in its tools",
+            "把所有只读工具都给它：工具里加上 READ_ONLY",
         )
         return Verdict(False, seen, hint)
     if mine["c2"].get("is_error") or test.message not in read:

@@ -64,6 +64,10 @@ def check_with(diff: str, tmp_path: Path, *words: str) -> str:
 TOOLS = '+        tools=("run_tests", *READ_ONLY),'
 HANDLER = "+    return bash(workdir, TEST_COMMAND)"
 SCHEMA = '+    "run_tests": RUN_TESTS_TOOL,\n'
+LAST = '+ALL_HANDLERS = {**HANDLERS, **SEARCH_HANDLERS, "run_tests": run_tests}'
+NOT_OFFERED = """@@ "agent_type": {"type": "string", "enum": list(AGENT_TYPES)},
+-            "agent_type": {"type": "string", "enum": list(AGENT_TYPES)},
++            "agent_type": {"type": "string", "enum": ["explore", "plan", "code"]},"""
 WRONG_TESTERS = {
     "the first version: bash and the read-only tools": (
         (TOOLS, '+        tools=("bash", *READ_ONLY),'),
@@ -98,6 +102,15 @@ WRONG_TESTERS = {
         (TOOLS, '+        tools=("run_tests", "edit_file", *READ_ONLY),'),
     ),
     "run_tests and nothing to read with": ((TOOLS, '+        tools=("run_tests",),'),),
+    "run_tests and read_file, not list_files or grep": (
+        (TOOLS, '+        tools=("run_tests", "read_file"),'),
+    ),
+    "a run_tests of the new test's file alone": (
+        (HANDLER, "+    return bash(workdir, TEST_COMMAND + ' -p test_*_[0-9][0-9].py')"),
+    ),
+    "a type the model is never offered (task's enum without it)": (
+        (LAST, LAST + "\n" + NOT_OFFERED),
+    ),
 }
 
 
