@@ -36,6 +36,7 @@ from .check import (
     FINISH,
     LIVE,
     MEASURE,
+    REPO,
     Exercise,
     Said,
     Verdict,
@@ -308,6 +309,34 @@ def not_a_recording(header: dict[str, Any], entries: list[dict[str, Any]]) -> Sa
     return None
 
 
+def not_the_demo(entries: list[dict[str, Any]]) -> Said | None:
+    """Why the replies recorded are not the demo's, section by section, or None: the
+    exercise records the demo's replay, so every reply is the demo cassette's, the last
+    ones too, which no later request's digest covers."""
+    demo = read_cassette(REPO / CHAPTER / "demo" / "cassette.jsonl")[1]
+
+    def by_section(lines: list[dict[str, Any]]) -> dict[str | None, list[Any]]:
+        sections: dict[str | None, list[Any]] = {}
+        for line in lines:
+            sections.setdefault(line.get("child"), []).append(line["reply"].get("content"))
+        return sections
+
+    mine, theirs = by_section(entries), by_section(demo)
+    for key in sorted(set(mine) | set(theirs), key=lambda key: key or ""):
+        got, wanted = mine.get(key, []), theirs.get(key, [])
+        if got != wanted:
+            turn = next(
+                (n for n, (a, b) in enumerate(zip(got, wanted, strict=False), 1) if a != b),
+                min(len(got), len(wanted)) + 1,
+            )
+            whose = Said(key or "the parent", key or "父智能体")
+            return Said(
+                f"{whose.en}'s reply {turn} is not the demo's",
+                f"{whose.zh}的第 {turn} 条回复不是演示里的",
+            )
+    return None
+
+
 def children_recorded(words: list[str]) -> Verdict:
     path = named_file(words, Said("recording", "录制文件"), "3.4")
     hint = Said(
@@ -317,7 +346,7 @@ def children_recorded(words: list[str]) -> Verdict:
         "原样交上录制器写的 FILE",
     )
     header, entries = read_cassette(path)
-    wrong = not_a_recording(header, entries)
+    wrong = not_a_recording(header, entries) or not_the_demo(entries)
     if wrong:
         return Verdict(False, Said(f"{path}: {wrong.en}", f"{path}：{wrong.zh}"), hint)
     read_cassette(path, strict=True)  # the digests have the recorder's shape

@@ -240,6 +240,12 @@ def test_1_4_scripted_or_replayed_cassettes_are_not_a_recording(course: Path) ->
     relabelled.write_text("\n".join([header, *rest]) + "\n", encoding="utf-8")
     not_done(check(course, "1.4", str(relabelled)), "holds the scripted demo's replies")
 
+    *replies, last = (json.loads(line) for line in rest)  # no later digest covers the last
+    last["reply"]["content"][0]["text"] += " "
+    lines = [header, *map(json.dumps, [*replies, last])]
+    relabelled.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    not_done(check(course, "1.4", str(relabelled)), "holds the scripted demo's replies")
+
 
 def test_1_4_two_hand_written_lines_marked_recorded_are_not_done(course: Path) -> None:
     digests = {"system": "0" * 12, "tools": "0" * 12, "stop": [], "messages": ["0" * 12]}

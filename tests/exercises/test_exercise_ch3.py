@@ -195,6 +195,9 @@ def spoilt(recording: Path, tmp_path: Path, how: str) -> Path:
     elif how == "an explorer's report edited":
         last = [e for e in entries if e.get("child") == "toolu_04"][-1]
         last["reply"]["content"][0]["text"] = "storage.py is fine."
+    elif how == "the parent's last reply edited":  # no later request's digest covers it
+        last = [e for e in entries if "child" not in e][-1]
+        last["reply"]["content"][0]["text"] = "All tests pass; I fixed everything myself."
     elif how == "its last replies cut off":
         entries = entries[:-4]
     elif how == "its digests taken out":
@@ -210,6 +213,7 @@ SPOILT = [
     "the explorers' tags swapped",
     "a child's tool call edited",
     "an explorer's report edited",
+    "the parent's last reply edited",
     "its last replies cut off",
     "its digests taken out",
     "its header made scripted",
@@ -230,7 +234,7 @@ def test_the_scripted_demo_is_not_done() -> None:
 
 def test_lines_written_by_hand_are_not_done(tmp_path: Path) -> None:
     """Two lines, as a recording's would look, but written by hand: no digests, and with
-    digests made up, none matches what the chapter sends."""
+    digests made up, they are not the demo's replies."""
     header = {"format": "cassette/1", "provenance": "recorded", "model": "anthropic:claude"}
     header |= {"recorded_at": "2025-01-01T00:00:00Z", "chapter": "v3_subagents", "task": "Look."}
     ask = {"description": "look", "agent_type": "explore", "prompt": "List the files."}
@@ -250,7 +254,7 @@ def test_lines_written_by_hand_are_not_done(tmp_path: Path) -> None:
     made_up = {"system": "0" * 12, "tools": "0" * 12, "stop": [], "messages": ["0" * 12]}
     lines = [header, *({**line, "request": made_up} for line in (parent, child, finish))]
     digests = check_file(written(tmp_path / "digests.jsonl", lines))
-    assert "not done yet." in digests and "parent, turn 1: system differs" in digests, digests
+    assert "not done yet." in digests and "the parent's reply 1 is not the demo's" in digests
 
 
 def test_recordings_of_another_chapter_or_without_children_are_not_done(tmp_path: Path) -> None:
