@@ -1,8 +1,10 @@
 """The check of chapter 2's exercise 4: the reminder shows the plan as it stands.
 
-A fresh plan is left alone until the reminder comes, then a changed plan (a step
-dropped, two added) is left alone again: every reminder must show the plan of its
-moment, after the results in the same message.
+A fresh plan is left alone until the reminder comes; then a changed plan (a step
+dropped, two added), followed by a plan the tool refuses, is left alone again; then the
+same steps with their statuses moved on: every reminder must show the plan of its moment
+(the one the tool took, not the one it refused; its statuses too), after the results in
+the same message.
 """
 
 from __future__ import annotations
@@ -22,18 +24,21 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
     steps = fresh_steps(rng, 6)
     first = fresh_plan(rng, steps[:4])
     second = [dict(item, status="completed") for item in first[1:2]]
-    second += fresh_plan(rng, steps[2:])
+    second += [*fresh_plan(rng, steps[2:-1]), {"content": steps[-1], "status": "pending"}]
+    third = moved_on(second)  # the same steps, their statuses moved on, one still pending
+    refused = [{"content": step, "status": "in_progress"} for step in fresh_steps(rng, 2)]
     look = calls(tool_use("look", "read_file", {"path": "README.md"}))
     replies = [calls(tool_use("plan_1", "todo_write", {"items": first})), *[look] * after]
-    replies += [calls(tool_use("plan_2", "todo_write", {"items": second})), *[look] * after]
+    replies += [calls(tool_use("plan_2", "todo_write", {"items": second}))]
+    replies += [calls(tool_use("bad", "todo_write", {"items": refused})), *[look] * after]
+    replies += [calls(tool_use("plan_3", "todo_write", {"items": third})), *[look] * after]
     result = run_replies("v2_todos", *replies, FINISH, remind_after=after)
 
     sent, turn, plan = [], 0, first
     for message in result.messages:
         if message["role"] == "assistant":
             turn += 1
-            if turn == after + 2:
-                plan = second
+            plan = {after + 2: second, 2 * after + 4: third}.get(turn, plan)
             continue
         content = message["content"] if isinstance(message["content"], list) else []
         kinds = [block.get("type") for block in content]
@@ -48,7 +53,7 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
     turns = [turn for turn, *_ in sent]
     after_zh = f"提醒在第 {'、'.join(map(str, turns))} 轮之后" if turns else "没有提醒"
     seen = Said(f"{case.en}: reminders after turns {turns}", f"{case.zh}：{after_zh}")
-    if turns != [after + 1, 2 * after + 2]:
+    if turns != [after + 1, 2 * after + 3, 3 * after + 4]:  # a refused write is no quiet turn
         hint = Said(
             f"keep when it comes: after {after} quiet turns, once for each plan",
             f"提醒的时机不变：{after} 轮没有更新之后，每份计划各一次",
@@ -70,7 +75,8 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
             )
             return Verdict(False, said, hint)
         missing = [item["content"] for item in plan if not shows(text, item)]
-        stale = [steps[0]] if plan is second and steps[0] in text else []  # the step dropped
+        stale = [steps[0]] if plan is not first and steps[0] in text else []  # the step dropped
+        stale += [item["content"] for item in refused if item["content"] in text]
         if missing or stale:
             said = Said(
                 shown.en + f": it lacks {missing}" + f" and shows {stale}, dropped" * bool(stale),
@@ -81,6 +87,18 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
                 "把当前的清单 plan.todos.render() 放进提醒",
             )
             return Verdict(False, said, hint)
+    if sent[1][1] == sent[2][1]:
+        said = Said(
+            f"{case.en}: the reminder after turn {turns[2]} is the one after turn {turns[1]}, "
+            "though the plan's statuses moved on in between",
+            f"{case.zh}：第 {turns[2]} 轮之后的提醒和第 {turns[1]} 轮之后的一样，"
+            "可计划的状态在这之间已经变了",
+        )
+        hint = Said(
+            "show each item's status too, as plan.todos.render() does",
+            "把每一项的状态也显示出来，就像 plan.todos.render() 那样",
+        )
+        return Verdict(False, said, hint)
     if result.reminders != turns:
         seen = Said(
             seen.en + f", each with the plan; but result.reminders is {result.reminders}",
@@ -98,6 +116,16 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
             seen.zh + "，每次都带着当时的计划（测量部分见评分标准）",
         ),
     )
+
+
+def moved_on(plan: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The plan one step further: the item in progress completed, the next one begun."""
+    doing = next(n for n, item in enumerate(plan) if item["status"] == "in_progress")
+    moved = [{k: v for k, v in item.items() if k != "active_form"} for item in plan]
+    moved[doing]["status"] = "completed"
+    if doing + 1 < len(moved):
+        moved[doing + 1] |= {"status": "in_progress", "active_form": "Now on the next step"}
+    return moved
 
 
 def shows(text: str, item: dict[str, str]) -> bool:

@@ -287,10 +287,28 @@ WRONG_REMINDERS = {
         reminder_line(WITH_THE_PLAN),
         READ_BACK,
     ],
+    "the steps without their statuses": [
+        reminder_line(
+            'steps = ", ".join(item["content"] for item in plan.todos.items)\n'
+            'results.append({"type": "text", "text": f"{REMINDER}\\n\\nSteps: {steps}"})'
+        ),
+        READ_BACK,
+    ],
+    "the last plan written, even one the tool refused": [
+        reminder_line(
+            "written = [b['input'].get('items', []) for m in messages if m['role'] == "
+            "'assistant' for b in m['content'] if b.get('name') == 'todo_write'][-1]\n"
+            "steps = '\\n'.join(f\"[{i['status']}] {i['content']}\" for i in written)\n"
+            'results.append({"type": "text", "text": f"{REMINDER}\\n\\n{steps}"})'
+        ),
+        READ_BACK,
+    ],
 }
 
 
 WHY = {
+    "the steps without their statuses": "though the plan's statuses moved on",
+    "the last plan written, even one the tool refused": "dropped",
     "the list, but reminders() not told": "but result.reminders is []",
     "a message of its own": "not after the results of its message",
     "before the results": "not after the results of its message",
