@@ -91,13 +91,16 @@ def english(rng: random.Random) -> Spelling:
 
 
 def chinese(rng: random.Random, used: tuple[str, ...]) -> Spelling:
-    """Translated keywords, either colon, mixed with English ones; one of `used` at least
-    is Chinese."""
+    """Translated keywords, either colon, mixed with English ones, in one style for the
+    whole reply (bold, indented, spaced: what the parser reads in English); one of `used`
+    at least is Chinese."""
     chosen = {key: rng.random() < 0.7 for key in CHINESE}
     if not any(chosen[key] for key in used):
         chosen[rng.choice(used)] = True
+    style = STYLES[rng.choice([name for name in STYLES if "case" not in name])]
+    colon = rng.choice("：:")
     return {
-        key: f"{CHINESE[key]}{rng.choice('：:')}" if chosen[key] else f"{ENGLISH[key]}: "
+        key: style(CHINESE[key]).replace(":", colon) if chosen[key] else style(ENGLISH[key])
         for key in CHINESE
     }
 

@@ -363,7 +363,11 @@ def test_0_5_translating_the_words_everywhere_in_the_reply_is_not_done(tmp_path:
     """Right for every keyword line, and wrong inside the JSON of a write_file."""
     root, home = course(tmp_path, REPLACE_EVERYWHERE)
     solved_corpus(root)
-    not_done(check(root, home, "0.5"), "keywords inside the Action Input's JSON are text")
+    said = check(root, home, "0.5")
+    # Refused for the JSON, or first for a keyword line the replacement misses (`**行动**:`,
+    # `行动 :`): which comes first depends on the replies drawn.
+    hints = ("keywords inside the Action Input's JSON are text", "accept 思考, 行动, 行动输入")
+    not_done(said, next((hint for hint in hints if hint in said.stdout), hints[0]))
 
 
 SEARCH_ANYWHERE = """--- a/v0_react_text/parser.py
@@ -384,11 +388,28 @@ SEARCH_ANYWHERE = """--- a/v0_react_text/parser.py
 """
 
 
+AT_THE_START_ONLY = SEARCH_ANYWHERE.replace("CHINESE_ANYWHERE.search(line)", "ZH_LINE.match(line)")
+AT_THE_START_ONLY = AT_THE_START_ONLY.replace("+CHINESE_ANYWHERE = ", "+ZH_LINE = ")
+
+
+@pytest.mark.docs  # a change to the shipped parser
+def test_0_5_chinese_keywords_read_plain_only_are_not_done(tmp_path: Path) -> None:
+    """`行动：` at a line's start is read, `**行动：**`, `  行动：` and `行动 ：` are not, where
+    the parser reads every one of these in English: the fresh replies have them all."""
+    root, home = course(tmp_path, AT_THE_START_ONLY)
+    solved_corpus(root)
+    not_done(check(root, home, "0.5"), "accept 思考, 行动, 行动输入")
+
+
 @pytest.mark.docs  # a change to the shipped parser
 def test_0_5_a_chinese_keyword_in_the_middle_of_a_line_is_not_done(tmp_path: Path) -> None:
     root, home = course(tmp_path, SEARCH_ANYWHERE)
     solved_corpus(root)
-    not_done(check(root, home, "0.5"), "a keyword counts only at the start of a line")
+    said = check(root, home, "0.5")
+    # Refused for the keyword in prose, or first for a bold or spaced keyword line, which
+    # the search takes apart wrong: which comes first depends on the replies drawn.
+    hints = ("a keyword counts only at the start of a line", "accept 思考, 行动, 行动输入")
+    not_done(said, next((hint for hint in hints if hint in said.stdout), hints[0]))
 
 
 ENGLISH_AND_CHINESE = """+    r"(thought|action[ \\t]+input|action|final[ \\t]+answer|observation"
