@@ -161,6 +161,16 @@ WRONG_RULES = {
                 if content.strip().lower() == head.strip().lower():
                     problems.append(f"items 1 and {number} are the same: merge them")
         """,
+    "items numbered among the objects only": """
+        objects = [item for item in items if isinstance(item, dict)]
+        first: dict[str, int] = {}
+        for number, item in enumerate(objects, start=1):
+            content = item.get("content")
+            if isinstance(content, str) and content.strip():
+                same = first.setdefault(content.strip().lower(), number)
+                if same != number:
+                    problems.append(f"items {same} and {number} are the same: merge them")
+        """,
     "any two items": """
         if len(items) > 1:
             problems.append("items 1 and 2 are the same: merge them")
