@@ -94,7 +94,8 @@ def three_strikes(words: list[str]) -> Verdict:
 
 def one_more_variant(words: list[str]) -> Verdict:
     """Fresh actions whose Action Input sits in single backticks parse as those actions; a
-    backticked shell command stays a format error, and backticks inside the JSON stay."""
+    backticked shell command stays a format error, and backticks inside the JSON stay,
+    around a command or around braces in a file's text."""
     rng = fresh_random()
     wrapped = []
     for _ in range(6):
@@ -106,11 +107,13 @@ def one_more_variant(words: list[str]) -> Verdict:
         wrapped.append(made.action(rng, made.english(rng), tool=tool, args=args, written=written))
     inside = {"command": f"echo `{rng.choice(made.NAMES)}` done"}
     inner = made.action(rng, made.english(rng), tool="bash", args=inside)
+    quoted = {"path": f"{rng.choice(made.NAMES)}.md", "content": 'Set it to `{"debug": true}`.'}
+    braces = made.action(rng, made.english(rng), tool="write_file", args=quoted)
     shell = made.error(f"Action: bash\nAction Input: `ls -la {rng.choice(made.FOLDERS)}`")
     tool, args = made.arguments(rng)
     fence = f"```json\n{made.as_json(rng, args)}\n```"
     fenced = made.action(rng, made.english(rng), tool=tool, args=args, written=fence)
-    miss = first_miss([inner, *wrapped, shell, fenced])
+    miss = first_miss([inner, braces, *wrapped, shell, fenced])
     if miss:
         reply, got = miss
         if reply is shell:
@@ -119,7 +122,7 @@ def one_more_variant(words: list[str]) -> Verdict:
                 "stay a format error",
                 "只有反引号里的 JSON 才是行动输入：反引号里的 shell 命令必须仍是格式错误",
             )
-        elif reply is inner:
+        elif reply is inner or reply is braces:
             hint = Said(
                 "backticks inside a JSON string belong to it: take off only the pair around "
                 "the whole input",

@@ -211,6 +211,22 @@ def test_0_2_removing_every_backtick_is_not_done(tmp_path: Path) -> None:
     not_done(check(root, home, "0.2"), "backticks inside a JSON string belong to it")
 
 
+BACKTICKED_BRACES = """--- a/v0_react_text/parser.py
++++ b/v0_react_text/parser.py
+@@ def parse(text: str) -> Step:
+     \"\"\"The one step a reply asks for; raises FormatError with a message for the model.\"\"\"
++    text = re.sub(r"`(\\{.*?\\})`", r"\\1", text)
+"""
+
+
+@pytest.mark.docs  # a change to the shipped parser
+def test_0_2_taking_the_backticks_off_any_braces_is_not_done(tmp_path: Path) -> None:
+    """Right for the whole input, and wrong for braces in backticks inside a file's text."""
+    root, home = course(tmp_path, BACKTICKED_BRACES)
+    edit_corpus(root, {"single-backticks": {"expect": ACTION_LS}})
+    not_done(check(root, home, "0.2"), "backticks inside a JSON string belong to it")
+
+
 ANY_BACKTICKED_COMMAND = """--- a/v0_react_text/parser.py
 +++ b/v0_react_text/parser.py
 @@ def _unfence
