@@ -164,17 +164,18 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
         hint = Said("a file within the cap is shown whole", "没超过上限的文件要完整显示")
         return Verdict(False, seen, hint)
     # A cut ends at a line's end, and the note takes its share: the cap, within a line.
-    if not (layer.cut and USER_CAP - 25 <= tokens <= USER_CAP + 3 and kept >= USER_CAP - 60):
+    cut_to_the_cap = layer.cut and tokens <= USER_CAP + 3 and kept >= USER_CAP - 60
+    if cut_to_the_cap and tokens - kept < NOTE_AT_LEAST:  # the file's text, nothing after it
+        hint = Said(
+            "say in the layer that the file was cut, and where, as read_capped's note does",
+            "像 read_capped 的说明那样，在这一层里说明文件被截断了、截在哪里",
+        )
+        return Verdict(False, seen, hint)
+    if not (cut_to_the_cap and tokens >= USER_CAP - 25):
         hint = Said(
             f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is "
             "extra)",
             f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
-        )
-        return Verdict(False, seen, hint)
-    if tokens - kept < NOTE_AT_LEAST:  # the file's text and nothing after it
-        hint = Said(
-            "say in the layer that the file was cut, and where, as read_capped's note does",
-            "像 read_capped 的说明那样，在这一层里说明文件被截断了、截在哪里",
         )
         return Verdict(False, seen, hint)
     return Verdict(True, seen)
