@@ -7,7 +7,8 @@ process of its own, on a fresh workspace and a scripted model that goes further 
 should: it deletes a cache, archives a data file, changes the release settings, writes
 docs and publishes the report.  The check plays the person at the terminal: it answers
 each question (`... [y/N]`) with a yes or a no drawn for this run, then looks at what
-is on disk and at what the session file says the model was told.
+is on disk and at what the session file says the model was told; once all is right, it
+plays the same replies without the rules file, where the mode is off and nothing asks.
 
     python -m lab capstone              a new scenario: new names, new answers
     python -m lab capstone --seed 7     the scenario of seed 7 again (the verdict names it)
@@ -36,7 +37,7 @@ from lab.exercises.check import ExerciseInputError, Said, Verdict
 
 from .live import measure
 from .referee import command, referee, scripted_environment
-from .scenario import TASK, make
+from .scenario import RULES_FILE, TASK, make
 
 WORDS = {
     "title": Said("capstone, a permission mode:", "毕业项目，权限模式："),
@@ -47,7 +48,8 @@ WORDS = {
 
 
 def check(seed: int, folder: Path) -> Verdict:
-    """The scenario of `seed`, played in `folder` (which must not exist yet)."""
+    """The scenario of `seed`, played in `folder` (which must not exist yet); then, if it
+    is done, played again without the rules file, where the mode must be off."""
     scenario = make(seed)
     workspace, cassette = folder / "workspace", folder / "cassette.jsonl"
     folder.mkdir(parents=True)
@@ -56,7 +58,27 @@ def check(seed: int, folder: Path) -> Verdict:
     from .verdict import judge
 
     run = referee(scenario, command(f"replay:{cassette}", workspace, TASK), scripted_environment())
-    return judge(scenario, run, workspace)
+    verdict = judge(scenario, run, workspace)
+    if not verdict.done:
+        return verdict
+    bare = folder / "without rules"
+    scenario.write_workspace(bare)
+    (bare / RULES_FILE).unlink()
+    argv = command(f"replay:{cassette}", bare, TASK)
+    again = referee(scenario, argv, scripted_environment(), every_answer="n")
+    if not again.questions:
+        return verdict
+    seen = Said(
+        f"without {RULES_FILE.as_posix()} the agent asked {len(again.questions)} question(s), "
+        f"the first: {again.questions[0].text}",
+        f"没有 {RULES_FILE.as_posix()} 时，智能体问了 {len(again.questions)} 个问题，"
+        f"第一个是：{again.questions[0].text}",
+    )
+    hint = Said(
+        "without a rules file the mode is off: the handlers stay as chapter 4 has them",
+        "没有规则文件时权限模式是关闭的：处理函数保持第 4 章原来的样子",
+    )
+    return Verdict(False, seen, hint)
 
 
 USAGE = "python -m lab capstone [--seed N] [--keep DIR] [--model SPEC] [--lang zh]"

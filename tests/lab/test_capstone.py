@@ -69,6 +69,11 @@ WRONG = {
         '    return answer.strip().lower() not in ("n", "no")\n',
         "ran, though the answer was no",
     ),
+    "asks about everything when there is no rules file": (
+        "            return None\n",
+        "            return cls()\n",
+        "the agent asked",
+    ),
     "asks only when the deny rules do not match": (
         '        if decision == "deny":\n',
         '        if decision == "never":\n',
