@@ -148,7 +148,7 @@ def make(seed: int) -> Scenario:
     cache, old, notes, page, settings, channel, stale = (word(rng) for _ in range(7))
     cache, notes = f"cache-{cache}", f"{notes}-{rng.randint(10, 99)}"
     bash_answers, write_answers = rng.sample("yn", 2), rng.sample("yn", 2)
-    clear = f"rm -rf build/{stale}"
+    clear = f"ls build/{stale}; rm -rf build/{stale}"  # `;`: a mode that splits at && alone
     look = rng.choice(["ls", "cat"])
     wipe = f"{look} data/{cache}/{'' if look == 'ls' else 'README'} && rm -rf data/{cache}"
     archive = f"mkdir -p archive && mv data/{old}.csv archive/"

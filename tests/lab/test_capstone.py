@@ -69,6 +69,11 @@ WRONG = {
         '    return answer.strip().lower() not in ("n", "no")\n',
         "ran, though the answer was no",
     ),
+    "splits a command at && alone": (
+        "    for words in simple_commands(command):\n",
+        "    for words in [part.split() for part in command.split(\"&&\")]:\n",
+        "; rm -rf build/",
+    ),
     "asks about everything when there is no rules file": (
         "            return None\n",
         "            return cls()\n",
@@ -144,7 +149,7 @@ def test_rules_that_do_not_reach_the_children_are_not_done(tmp_path: Path) -> No
         encoding="utf-8",
     )
     done = check(course, 11)
-    assert done.returncode == 1 and "`rm -rf build/" in done.stdout, done.stdout
+    assert done.returncode == 1 and "; rm -rf build/" in done.stdout, done.stdout
     assert "was not asked about" in done.stdout, done.stdout
 
 
