@@ -192,7 +192,7 @@ def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any]
     and (i, j) counted from 1.  By `shape`, the two are anywhere, apart (not neighbours),
     or after the first item.  Some plans also hold an item that is not an object, or has
     no content, which other rules report: the duplicate is the one problem more (every
-    fourth shape, before the pair, so that numbers counted among objects alone show)."""
+    fourth shape, a text before the pair, so that numbers counted among objects alone show)."""
     plan: list[Any] = fresh_plan(rng, fresh_steps(rng, rng.randint(3, 7)))
     last = len(plan) - 1
     if shape % 3 == 1:  # not neighbours
@@ -205,9 +205,9 @@ def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any]
         first, second = sorted(rng.sample(range(len(plan)), 2))
     same = [dict(item) for item in plan]
     same[second]["content"] = variant(plan[first]["content"], rng)
-    before = shape % 4 == 3  # an odd item before the pair: items are numbered with it counted
+    before = shape % 4 == 3  # a text before the pair: items are numbered with it counted
     if before or rng.random() < 0.3:
-        odd = rng.choice(["a step", {"status": "pending"}])
+        odd = "a step" if before else rng.choice(["a step", {"status": "pending"}])
         at = rng.randrange(first + 1) if before else rng.randrange(len(plan) + 1)
         plan.insert(at, odd)
         same.insert(at, odd)
