@@ -459,10 +459,10 @@ def test_0_5_two_copies_of_the_moved_case_are_not_done(tmp_path: Path) -> None:
     """Cases that test nothing new: the moved reply again, under other ids."""
     root, home = course(tmp_path, CHINESE)
     text = corpus_text("zh-translated-keywords")
-    copies = [
-        {"id": f"zh-copy-{n}", "group": "tolerated", "text": text, "expect": MOVED}
+    copies = [  # the same reply, and the same with a space or a line more: no case more
+        {"id": f"zh-copy-{n}", "group": "tolerated", "text": text + end, "expect": MOVED}
         | {"invented_observation": False}
-        for n in (1, 2)
+        for n, end in enumerate(["", " ", "\n"])
     ]
     edit_corpus(root, {"zh-translated-keywords": {"expect": MOVED}}, *copies)
     not_done(check(root, home, "0.5"), "add two cases of your own")
