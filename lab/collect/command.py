@@ -90,7 +90,9 @@ def collect_handin(
     name = printable(student.name)
     if not has_session(student, session):
         return [Row(name, session, f"session{session}/", "missing", f"session{session}/")]
-    print(WORDS["checking"](lang).format(name, session), file=sys.stderr, flush=True)
+    said = WORDS["checking"](lang).format(name, session) + "\n"
+    sys.stderr.write(said)  # one write: print's two would mix the lines of students side by side
+    sys.stderr.flush()
     with scratch_copy(student, session) as handin:
         rows = [Row(name, session, "note", "note", note(lang)) for note in handin.notes]
         for number in checked_exercises(session):
@@ -113,6 +115,8 @@ def collect_all(
     def rows_of(student: Path) -> list[Row]:
         own: list[Row] = []
         for session in sessions_of(student, options.session):
+            if stopping.is_set():  # no copy made, nor said, for a session that will not run
+                break
             own += collect_handin(student, session, lang, options.timeout, stopping)
         return own
 
