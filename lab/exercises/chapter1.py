@@ -194,13 +194,12 @@ def list_dir_tool(words: list[str]) -> Verdict:
             )
             return Verdict(False, seen, hint)
     outside = (answers[2:] + [{}, {}])[:2]
-    said = "; ".join(
-        f"list_dir {path!r} answered {text_of(answer)[:60]!r}"
-        for path, answer in zip(asked[2:], outside, strict=True)
-    )
+    said = [(path, text_of(answer)[:60]) for path, answer in zip(asked[2:], outside, strict=True)]
     seen = Said(
-        f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; {said}",
-        f"list_dir 列出了新建的文件夹 {case.zh}；又列出了其中的 {folders[0]}/；{said}",
+        f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; "
+        + "; ".join(f"list_dir {path!r} answered {text!r}" for path, text in said),
+        f"list_dir 列出了新建的文件夹 {case.zh}；又列出了其中的 {folders[0]}/；"
+        + "；".join(f"list_dir {path!r} 的回答：{text!r}" for path, text in said),
     )
     if all(answer.get("is_error") for answer in outside):
         return Verdict(True, seen)

@@ -210,9 +210,9 @@ def test_agent_type(words: list[str]) -> Verdict:
             "run_tests 也不带参数",
         )
         return Verdict(False, seen, hint)
-    looked = [mine[c] for c in ("c2", "c7", "c8")]  # read_file, list_files, grep
-    if any(a.get("is_error") or test.path.split("/")[-1] not in text_of(a) for a in looked[1:]):
-        read = "; ".join(shown(a) for a in looked[1:])
+    searched = [mine["c7"], mine["c8"]]  # list_files, grep
+    if any(a.get("is_error") or test.path.split("/")[-1] not in text_of(a) for a in searched):
+        read = "; ".join(shown(a) for a in searched)
         seen = Said(
             f"{case}; list_files and grep answered: {read}",
             f"{zh}；list_files 和 grep 的回答：{read}",

@@ -4,6 +4,7 @@ the teacher's (links left out, writes outside its copy refused, the hand-ins unc
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -413,12 +414,17 @@ GAMED = {
 }
 
 
+def hand_in_tools(handins: Path, name: str, code: str) -> None:
+    """A student's session 2: chapter 1 as it ships, with `code` added to its tools."""
+    chapter = handins / name / "session2" / "v1_tool_loop"
+    shutil.copytree(REPO / "v1_tool_loop", chapter)
+    (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + code)
+
+
 def test_a_handin_that_games_the_verdict_is_not_marked_done(tmp_path: Path) -> None:
     handins = tmp_path / "handins"
     for name, code in GAMED.items():
-        chapter = handins / name / "session2" / "v1_tool_loop"
-        shutil.copytree(REPO / "v1_tool_loop", chapter)
-        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + code)
+        hand_in_tools(handins, name, code)
     done = subprocess.run(
         [sys.executable, "-m", "lab", "collect", str(handins), "--lang", "en",
          "--json", str(tmp_path / "marks.json")],
@@ -445,6 +451,10 @@ def test_a_name_that_looks_like_a_formula_is_text_in_the_csv(tmp_path: Path) -> 
     assert [row["student"] for row in rows] == ["=HYPERLINK(1)"]  # JSON is read as data
 
 
+# Code that makes every check of a hand-in wait as long as a test may run.
+HANGS = "import time as _time\n_time.sleep(600)\n"
+
+
 def test_the_students_checked_side_by_side_are_shown_in_the_order_of_their_names(
     tmp_path: Path,
 ) -> None:
@@ -452,9 +462,7 @@ def test_the_students_checked_side_by_side_are_shown_in_the_order_of_their_names
     first shown, and the rows keep the order of the names."""
     handins = tmp_path / "handins"
     for name, code in [("ann", HANGS.replace("600", "3")), ("bea", GAMED["quits"])]:
-        chapter = handins / name / "session2" / "v1_tool_loop"
-        shutil.copytree(REPO / "v1_tool_loop", chapter)
-        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + code)
+        hand_in_tools(handins, name, code)
     (handins / "cid" / "session2").mkdir(parents=True)  # nothing handed in: no check runs
     done = subprocess.run(
         [sys.executable, "-m", "lab", "collect", str(handins), "--jobs", "2", "--lang", "en",
@@ -473,10 +481,6 @@ def test_the_students_checked_side_by_side_are_shown_in_the_order_of_their_names
     }
 
 
-# Code that makes every check of a hand-in wait as long as a test may run.
-HANGS = "import time as _time\n_time.sleep(600)\n"
-
-
 def running_checks(scratch: Path) -> list[psutil.Process]:
     """The checks' processes whose scratch copy is under `scratch`."""
     found = []
@@ -491,9 +495,7 @@ def test_ctrl_c_stops_the_checks_running_and_leaves_no_copy_behind(tmp_path: Pat
     handins, scratch = tmp_path / "handins", tmp_path / "tmp"
     scratch.mkdir()
     for name in ("ann", "bea"):
-        chapter = handins / name / "session2" / "v1_tool_loop"
-        shutil.copytree(REPO / "v1_tool_loop", chapter)
-        (chapter / "tools.py").write_text((chapter / "tools.py").read_text() + HANGS)
+        hand_in_tools(handins, name, HANGS)
     collect = subprocess.Popen(
         [sys.executable, "-m", "lab", "collect", str(handins), "--jobs", "2", "--lang", "en",
          "--json", str(tmp_path / "marks.json")],
@@ -510,8 +512,10 @@ def test_ctrl_c_stops_the_checks_running_and_leaves_no_copy_behind(tmp_path: Pat
         collect.send_signal(signal.SIGINT)
         out, err = collect.communicate(timeout=60)
     finally:
-        for process in [collect, *running_checks(scratch)]:
-            process.kill()  # a check left running fails the test below, not the next ones
+        collect.kill()
+        for process in running_checks(scratch):  # a check left running fails the test below,
+            with contextlib.suppress(psutil.NoSuchProcess):  # not the tests after it
+                process.kill()
     took = time.monotonic() - stopped
     assert collect.returncode == 130, err
     assert "interrupted: the checks running were stopped, no marks were written" in err
