@@ -3,18 +3,25 @@
 `outcome` is what the learner's parser makes of a reply, in the shape of a corpus
 case's `expect`; `first_miss` finds the first made reply it reads wrongly, and
 `corpus_problem` whether `tests/data/react_replies.jsonl` is as an exercise leaves it.
+An exercise moves one case; every other case the course ships must stay as it is, or a
+parser that breaks a variant could pass by changing what that case expects.  So the
+shipped cases are known here by a digest of their reply and what it expects
+(`chapter0_corpus.digests`, which `tests/v0_react_text/test_v0_parser.py` keeps true).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from . import chapter0_replies as made
 from .check import REPO, Said, Verdict
 
 CORPUS = REPO / "tests" / "data" / "react_replies.jsonl"
+DIGESTS = Path(__file__).with_name("chapter0_corpus.digests")  # "id digest", a line each
 # The texts of the two cases the exercises move, as the course ships them: the exercise
 # changes what the case expects, never the reply itself.
 SHIPPED = {
@@ -84,9 +91,31 @@ def corpus() -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
+def digest(case: dict[str, Any]) -> str:
+    """What a case is, as a line of hex: its reply and what it expects (not its note)."""
+    words = json.dumps([case["text"], case["expect"]], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(words.encode("utf-8")).hexdigest()[:16]
+
+
+def shipped_digests() -> dict[str, str]:
+    """The digest of each case the course ships, by id, but the cases the exercises move."""
+    lines = DIGESTS.read_text(encoding="utf-8").splitlines()
+    return dict(line.split() for line in lines if line.strip())
+
+
+def changed_case(cases: list[dict[str, Any]]) -> str | None:
+    """The id of a shipped case (not one an exercise moves) that is gone or changed."""
+    for case_id, shipped in shipped_digests().items():
+        same = [digest(case) == shipped for case in cases if case["id"] == case_id]
+        if not same or not all(same):
+            return case_id
+    return None
+
+
 def corpus_problem(cases: list[dict[str, Any]], moved: str) -> Verdict | None:
     """Why the corpus is not as the exercise leaves it, or None: the moved case keeps its
-    reply and expects the action it now gives, and every case gives what it expects."""
+    reply and expects the action it now gives, every other shipped case is as shipped, and
+    every case gives what it expects."""
     case = next((c for c in cases if c["id"] == moved), None)
     if case is None or case["text"] != SHIPPED[moved]:
         seen = Said(
@@ -96,6 +125,19 @@ def corpus_problem(cases: list[dict[str, Any]], moved: str) -> Verdict | None:
         hint = Said(
             f"keep its text {SHIPPED[moved]!r} and change only its `expect`",
             f"保留它的文本 {SHIPPED[moved]!r}，只改它的 `expect`",
+        )
+        return Verdict(False, seen, hint)
+    changed = changed_case(cases)
+    if changed:
+        seen = Said(
+            f"the corpus case `{changed}` is gone, or its reply or what it expects was changed",
+            f"语料里的 `{changed}` 不见了，或者它的回复或期望被改过",
+        )
+        hint = Said(
+            f"the exercise moves `{moved}` alone: put `{changed}` back as the course ships it "
+            "and make the parser give what it expects",
+            f"这个练习只移动 `{moved}`：把 `{changed}` 恢复成课程发布时的样子，"
+            "再让解析器给出它期望的结果",
         )
         return Verdict(False, seen, hint)
     for case in cases:

@@ -250,6 +250,31 @@ def test_0_2_the_rule_without_the_corpus_case_moved_is_not_done(tmp_path: Path) 
     not_done(check(root, home, "0.2"), "make each case's `expect` what the parser now gives")
 
 
+CLOSED_FENCES_ONLY = """--- a/v0_react_text/parser.py
++++ b/v0_react_text/parser.py
+@@ def _unfence
+     text = text.strip()
+-    if text.startswith("```"):
++    if text.startswith("```") and text.endswith("```") and len(text) > 6:
+         text = text[3:].lstrip(string.ascii_letters)  # the language tag: json, JSON, …
+         if text.rstrip().endswith("```"):
+             text = text.rstrip()[:-3]
++    elif len(text) > 1 and text[0] == text[-1] == "`":  # inline code: `{"command": "ls"}`
++        text = text[1:-1]
+"""
+UNCLOSED_REFUSED = {"type": "error", "message_contains": ["not valid JSON"]}
+
+
+@pytest.mark.docs  # a change to the shipped _unfence
+def test_0_2_a_tolerated_case_broken_and_its_expect_changed_is_not_done(tmp_path: Path) -> None:
+    """The rule written so that a fence the stop sequence left open no longer parses, and
+    that case's `expect` changed to match: every case gives what it expects, one wrongly."""
+    root, home = course(tmp_path, CLOSED_FENCES_ONLY)
+    moved = {"single-backticks": {"expect": ACTION_LS}}
+    edit_corpus(root, moved | {"unclosed-fence": {"expect": UNCLOSED_REFUSED}})
+    not_done(check(root, home, "0.2"), "`unclosed-fence`")
+
+
 # --- 0.3 Add the full-width stop sequence --------------------------------------------------
 
 

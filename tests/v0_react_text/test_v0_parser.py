@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lab.exercises.chapter0_corpus import SHIPPED, digest, shipped_digests
 from tests import REPO
 from v0_react_text.agent import STOP
 from v0_react_text.parser import Action, FinalAnswer, FormatError, parse, split_off_observation
@@ -30,6 +31,15 @@ def test_the_corpus_is_large_and_varied() -> None:
     assert kinds == {"action", "final", "error"}
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in case["text"]) for case in CORPUS)
     assert len({case["id"] for case in CORPUS}) == len(CORPUS)
+
+
+@pytest.mark.docs  # the corpus as the course ships it
+def test_exercise_checks_know_every_shipped_case() -> None:
+    """Exercises 0.2 and 0.5 refuse a corpus whose other cases changed: they know each by
+    a digest, which must be the case's as shipped (after adding or changing a case, write
+    the digests again: `chapter0_corpus.digests` holds one `id digest` line per case)."""
+    shipped = {case["id"]: digest(case) for case in CORPUS if case["id"] not in SHIPPED}
+    assert shipped_digests() == shipped
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case["id"] for case in CORPUS])
