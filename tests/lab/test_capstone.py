@@ -123,9 +123,14 @@ def test_the_worked_solution_is_done_on_two_scenarios(tmp_path: Path) -> None:
 
 
 def test_chapter_4_as_it_ships_is_not_done(tmp_path: Path) -> None:
-    done = check(course_copy(tmp_path / "course", None), 11)
+    """Its verdict starts as the capstone page shows it, in both languages."""
+    done = check(course_copy(tmp_path / "course", None), 5)
     assert done.returncode == 1, done.stdout
     assert "was not asked about" in done.stdout and "though the rules deny it" in done.stdout
+    for page in ("docs/en/capstone.md", "docs/zh/capstone.md"):
+        text = (REPO / page).read_text(encoding="utf-8")
+        shown = next(line for line in text.splitlines() if line.startswith("capstone, "))
+        assert shown.endswith("; …") and done.stdout.startswith(shown[: -len("…")]), page
 
 
 @pytest.mark.parametrize("wrong", list(WRONG))
