@@ -12,11 +12,17 @@ import itertools
 import os
 import secrets
 import shlex
+import signal
 import tempfile
+import threading
 import time
+from pathlib import Path
 from random import Random
+from typing import Any
 
+from llm import Reply
 from llm.result import INTERRUPTED
+from llm.wrapper import Wrapper
 
 from .check import (
     FINISH,
@@ -120,24 +126,64 @@ def dependent_calls_in_order(rng: Random) -> Verdict:
 
 
 def ctrl_c_stops_commands(rng: Random) -> Verdict:
-    """Two commands run side by side, and the first sends this process a Ctrl-C (SIGINT), as
-    a terminal would; a file call and a command come after.  The run must end interrupted,
-    every call answered, the two commands stopped and the later calls never run: none of
-    them leaves its mark, even once the commands would have ended."""
+    """Two commands run side by side, a file call and a command after them, and Ctrl-C
+    (SIGINT) comes twice: sent by the first command, as a terminal would, and at the worst
+    moment, as the loop starts its first thread for a call.  Each time the run must end
+    interrupted, every call answered, the two commands stopped and the later calls never
+    run: none of them leaves its mark, even once the commands would have ended."""
+    for sent in ("by the first command", "as the first thread starts"):
+        verdict = ctrl_c_during_commands(sent)
+        if not verdict.done:
+            return verdict
+    return verdict
+
+
+class CtrlCAsAThreadStarts(Wrapper):
+    """The model, and a Ctrl-C at the worst moment of the tool phase after its reply: just
+    after the main thread starts its first thread to run a call.  A KeyboardInterrupt raised
+    there comes out of the middle of starting the calls, which a `try` around the waiting
+    for their results does not see; a terminal's Ctrl-C can come at that moment too."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.armed = False
+
+    def after(self, reply: Reply, system: str, tools: Any) -> None:
+        if reply.stop_reason != "tool_use" or self.armed:
+            return
+        self.armed = True
+        start = threading.Thread.start
+
+        def start_then_ctrl_c(thread: threading.Thread) -> None:
+            start(thread)
+            if threading.current_thread() is threading.main_thread():
+                threading.Thread.start = start  # once: every later thread starts as usual
+                signal.raise_signal(signal.SIGINT)
+
+        threading.Thread.start = start_then_ctrl_c  # type: ignore[method-assign]
+
+
+def ctrl_c_during_commands(sent: str) -> Verdict:
+    """One run of two commands and two later calls, with a Ctrl-C sent as `sent` says."""
+    start = threading.Thread.start  # put back whatever happens
     with tempfile.TemporaryDirectory() as marks:
         mark = {n: shlex.quote(os.path.join(marks, n)) for n in ("first", "second", "later")}
-        ctrl_c = f"kill -INT {os.getpid()}"  # to this process, where the loop runs
+        by_command = sent == "by the first command"
+        ctrl_c = f"kill -INT {os.getpid()}; " if by_command else ""  # this process: the loop's
         blocks = [
-            tool_use("c1", "bash", {"command": f"{ctrl_c}; sleep 2; touch {mark['first']}"}),
-            tool_use("c2", "bash", {"command": f"sleep 2; touch {mark['second']}"}),
+            tool_use("c1", "bash", {"command": f"{ctrl_c}sleep 1; touch {mark['first']}"}),
+            tool_use("c2", "bash", {"command": f"sleep 1; touch {mark['second']}"}),
             tool_use("f3", "write_file", {"path": "after.txt", "content": "x"}),
             tool_use("c4", "bash", {"command": f"touch {mark['later']}"}),
         ]
+        wrap = (lambda model: model) if by_command else CtrlCAsAThreadStarts
         started = time.monotonic()
         try:
-            result = run_replies("v1_tool_loop", calls(*blocks))
+            result = run_replies(
+                "v1_tool_loop", calls(*blocks), FINISH, wrap=wrap, inside=Path(marks)
+            )
             took = time.monotonic() - started
-            time.sleep(max(0.0, started + 3 - time.monotonic()))  # past the commands' end
+            time.sleep(max(0.0, started + 2 - time.monotonic()))  # past the commands' end
         except KeyboardInterrupt:
             seen = Said("Ctrl-C came out of the run", "Ctrl-C 从运行里漏了出来")
             hint = Said(
@@ -145,13 +191,16 @@ def ctrl_c_stops_commands(rng: Random) -> Verdict:
                 "让中断到达 run 的 `except KeyboardInterrupt`",
             )
             return Verdict(False, seen, hint)
-        left = sorted(os.listdir(marks))
+        finally:
+            threading.Thread.start = start  # type: ignore[method-assign]
+        left = sorted(name for name in os.listdir(marks) if name in mark)
     answered = [text_of(answer) for answer in results(result)]
+    zh_sent = "由第一个命令发出" if by_command else "在第一个线程启动时到来"
     seen = Said(
-        f"Ctrl-C during two commands: the run ended with `{result.stop}` after "
+        f"Ctrl-C during two commands, sent {sent}: the run ended with `{result.stop}` after "
         f"{took:.1f} s, {len(answered)} of 4 calls answered, marks left "
         f"by {left or 'none'}",
-        f"两个命令运行时按下 Ctrl-C：运行在 {took:.1f} 秒后以 "
+        f"两个命令运行时按下 Ctrl-C（{zh_sent}）：运行在 {took:.1f} 秒后以 "
         f"`{result.stop}` 结束，4 个调用中 {len(answered)} 个有回答，留下记号的有 {left or '无'}",
     )
     if result.stop == "interrupted" and not left and answered[2:] == [INTERRUPTED] * 2:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from llm import RunResult
+from llm import Model, RunResult
 from llm.cassette import ReplayModel, read_cassette
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -94,14 +94,23 @@ def fresh_random() -> random.Random:
 # --- running the learner's chapter ------------------------------------------------------
 
 
-def run_chapter(chapter: str, cassette: Path, task: str | None = None, **options: Any) -> RunResult:
-    """The chapter's own run, replaying `cassette`, on a fresh copy of its demo workspace."""
+def run_chapter(
+    chapter: str,
+    cassette: Path,
+    task: str | None = None,
+    wrap: Callable[[Model], Model] = lambda model: model,
+    inside: Path | None = None,
+    **options: Any,
+) -> RunResult:
+    """The chapter's own run, replaying `cassette` (through `wrap`, when the check watches
+    the calls), on a fresh copy of its demo workspace: in a temporary folder, or in folder
+    `inside` that the check keeps for as long as what the run left running may need it."""
     spec = importlib.import_module(f"{chapter}.__main__").CHAPTER
     header, _ = read_cassette(cassette)
     with tempfile.TemporaryDirectory() as scratch:
-        workdir = Path(scratch) / "ws"
+        workdir = Path(inside or scratch) / "ws"
         shutil.copytree(spec.demo_workspace, workdir)
-        model = options.pop("model", None) or ReplayModel(cassette)
+        model = wrap(options.pop("model", None) or ReplayModel(cassette))
         return spec.run(
             task or header.get("task") or "Fix the tests", model=model, workdir=workdir, **options
         )

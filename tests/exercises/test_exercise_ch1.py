@@ -348,6 +348,19 @@ CTRL_C_LEFT_TO_THE_POOL = """--- a/v1_tool_loop/parallel.py
 +        return list(pool.map(lambda c: run_tool(c["name"], c["input"], workdir), group))
 +    pressed = threading.Event()
 """
+CTRL_C_CAUGHT_AROUND_THE_RESULTS = """--- a/v1_tool_loop/parallel.py
++++ b/v1_tool_loop/parallel.py
+@@ def side_by_side
+-    pressed = threading.Event()
++    with ThreadPoolExecutor(len(group)) as pool:
++        futures = [pool.submit(run_tool, c["name"], c["input"], workdir) for c in group]
++        try:
++            return [future.result() for future in futures]
++        except KeyboardInterrupt:  # not while the threads start
++            stop_running_commands()
++            raise
++    pressed = threading.Event()
+"""
 AS_THEY_COME = """--- a/v1_tool_loop/parallel.py
 +++ b/v1_tool_loop/parallel.py
 @@ from concurrent.futures
@@ -379,6 +392,11 @@ SKIPS_SLOW_COMMANDS = """--- a/v1_tool_loop/tools.py
             "old_text was not found",
         ),
         ("Ctrl-C left to the pool", [worked("1.6"), CTRL_C_LEFT_TO_THE_POOL], "marks left by ['"),
+        (
+            "Ctrl-C caught around the results",
+            [worked("1.6"), CTRL_C_CAUGHT_AROUND_THE_RESULTS],
+            "marks left by ['",
+        ),
         ("results as they come", [worked("1.6"), AS_THEY_COME], "in the order of the calls"),
         ("a tool that skips slow commands", [SKIPS_SLOW_COMMANDS], "answered ['(no output)'"),
     ],
