@@ -9,6 +9,7 @@ ZH = {
     "turns": "轮数",
     "tool calls": "工具调用",
     "tokens in": "输入 token",
+    "reminders after turns": "提醒出现在这些轮之后",
     "tokens out": "输出 token",
     "peak context": "峰值上下文",
     "tok in": "输入",

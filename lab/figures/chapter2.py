@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+
+from lab.chapters import chapter
 from lab.words import word
 from llm import Message
+from llm.cassette import ReplayModel, read_cassette
+from llm.demo import copy_private, fresh_folder
 from llm.result import tool_uses
 from llm.tokens import estimate_block, estimate_message
 from v2_todos.todos import MARKS
 
-from .demos import requests, run_demo
+from .demos import requests, run_demo, scratch_folder
 from .markdown import number, stamp, table
 
 
@@ -110,3 +115,23 @@ def plan_history(name: str, lang: str = "en") -> str:
     sent = [word("sent", lang) if turn in run.result.reminders else "" for turn in turns]
     rows.append([word("reminder", lang), *sent])
     return table([word("item \\ turn", lang), *map(str, turns)], rows)
+
+
+def reminder_tuning(lang: str = "en") -> str:
+    """Exercise 2.4's measurement, as its script makes it: the demo replayed with each
+    `remind_after` in one folder (its name is in the results), when the reminders came and
+    what the whole run read."""
+    demo = chapter("v2_todos")
+    task = read_cassette(demo.demo_cassette)[0]["task"]
+    rows = []
+    with scratch_folder() as scratch:
+        for after in (1, 2, 3, 4):
+            workdir = fresh_folder("v2_todos-demo-", scratch)
+            copy_private(demo.demo_workspace, workdir)
+            model = ReplayModel(demo.demo_cassette)
+            result = demo.run(task, model=model, workdir=workdir, remind_after=after)
+            shutil.rmtree(workdir)
+            turns = ", ".join(map(str, result.reminders)) or "—"
+            rows.append([str(after), turns, number(result.usage.input_tokens)])
+    headers = ["remind_after", "reminders after turns", "tokens in"]
+    return stamp() + "\n" + table([word(h, lang) for h in headers], rows)

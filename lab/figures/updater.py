@@ -54,6 +54,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "output-limit": chapter1.output_limit,
     "plan-distance": chapter2.plan_distance,
     "plan-history": chapter2.plan_history,
+    "reminder-tuning": chapter2.reminder_tuning,
     "context-growth": chapter3.context_growth,
     "delegation": chapter3.delegation,
     "children": chapter3.children_table,
