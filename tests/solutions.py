@@ -1,13 +1,16 @@
 """The worked solutions of `docs/en/solutions.md`, read as a learner would follow them.
 
 Each exercise's part of the page is the prose and code blocks after its bold number
-(`**3. A list_dir tool.**`), within its chapter's section (`## 2. Chapter 1`).  Three
+(`**3. A list_dir tool.**`), within its chapter's section (`## 2. Chapter 1`).  Four
 kinds of block are followed, the others only read:
 
     ```diff          applied to the course: `--- a/PATH` names the file, each `@@ TEXT`
                      hunk is found after the first line holding TEXT, by its context
     ```jsonl PATH    written to PATH, a cassette the learner saves (`~` is their home)
     ```sh            run with bash in the course's folder
+    ```output        what the `sh` block before it prints: each line of it is a line of
+                     that output, in order, but a line holding `…` (a figure that
+                     depends on the learner's machine or folder)
 
 and every `python -m lab exercise N.M …` in the prose is the check the solution ends
 with.  `python -m tests.solutions DEST` writes a copy of the course with every
@@ -204,6 +207,7 @@ def _apply_hunks(path: Path, hunks: list[tuple[str, list[str]]], where: str) -> 
 def follow(solution: Solution, course: Path, home: Path) -> None:
     """Do what the solution says in the course copy: apply its diffs, write its cassettes,
     run its shell blocks (with `home` as the learner's home folder)."""
+    printed = ""  # what the last shell block printed
     for block in solution.blocks:
         where = f"solution {solution.number}, the block at line {block.line}"
         if block.kind == "diff":
@@ -219,6 +223,26 @@ def follow(solution: Solution, course: Path, home: Path) -> None:
             done = shell(block.text, course, home)
             if done.returncode != 0:
                 raise SolutionError(f"{where} failed: {done.stdout[-400:]}{done.stderr[-400:]}")
+            printed = done.stdout
+        elif block.kind == "output":
+            missing = first_line_not_printed(block.text, printed)
+            if missing is not None:
+                raise SolutionError(f"{where}: the shell block before printed no line {missing!r}")
+
+
+def first_line_not_printed(shown: str, printed: str) -> str | None:
+    """The first line of `shown` (one holding `…` aside) that is not a line of `printed`
+    after the one before it, or None: the page shows what the command really prints (an
+    interactive prompt's `> ` and the spaces at a line's ends aside)."""
+    lines = [line.strip().removeprefix("> ") for line in printed.splitlines()]
+    at = 0
+    for line in (line.strip() for line in shown.splitlines()):
+        if "…" in line:
+            continue
+        if line not in lines[at:]:
+            return line
+        at = lines.index(line, at) + 1
+    return None
 
 
 def environment(course: Path, home: Path) -> dict[str, str]:
