@@ -1,16 +1,21 @@
 """The figures every chapter shows alike: its demo turn by turn and as printed, all the demos
-side by side, what each chapter sends on every call, its code's size, and the lab's table."""
+side by side, what each chapter sends on every call, its code's size, the lab's table, and
+what an exercise's script prints."""
 
 from __future__ import annotations
 
 import functools
+import os
+import re
+import subprocess
+import textwrap
 
 from lab.chapters import chapters
 from lab.compare.report import task_table
 from lab.words import word
 
 from .demos import demo_stdout, lab_records, run_demo
-from .markdown import REPO, about, listed, number, stamp, table
+from .markdown import DOCS, REPO, about, listed, number, stamp, table
 
 
 def demo_turns(name: str, lang: str = "en") -> str:
@@ -125,3 +130,26 @@ def class_live(task: str, runs: str, learners: str, bound: str, lang: str = "en"
     if lang == "zh":
         headers = ["", "每章一次", f"一个学员，{runs} 次", f"{learners} 个学员"]
     return stamp() + "\n" + table(headers, rows)
+
+
+def exercise_output(name: str, exercise: str, lang: str = "en") -> str:
+    """What the script of exercise `exercise` in chapter `name`'s page prints: the first code
+    block of the exercise, run with bash in the course's folder, as the learner runs it.
+    For scripts that only read and measure: one that changes the course is not run here."""
+    page = (DOCS / "en" / f"{name}.md").read_text(encoding="utf-8")
+    exercises = page[page.index("\n## 8. "):]
+    start = re.search(rf"^{exercise}\. \*\*", exercises, re.M)
+    if start is None:
+        raise SystemExit(f"{name}'s page has no exercise {exercise}")
+    fenced = re.search(r"^( *)```[^\n]*\n(.*?)^ *```", exercises[start.start() :], re.M | re.S)
+    if fenced is None:
+        raise SystemExit(f"exercise {exercise} of {name}'s page has no script")
+    script = textwrap.dedent(fenced.group(2))
+    environment = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=REPO, env=environment, capture_output=True, text=True,
+        timeout=600,  # a guard against a hang: seconds, even on a busy machine
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"exercise {exercise} of {name}'s page failed: {done.stderr.strip()}")
+    return f"```\n{done.stdout.rstrip()}\n```"

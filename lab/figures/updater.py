@@ -60,6 +60,7 @@ FIGURES: dict[str, Callable[..., str]] = {
     "children": chapter3.children_table,
     "demo-output-by-agent": chapter3.demo_output_by_agent,
     "compare-table": every_chapter.compare_table,
+    "exercise-output": every_chapter.exercise_output,
     "class-live": every_chapter.class_live,
     "context-stages": chapter4.context_stages,
     "prompt-layers": chapter4_prompt.prompt_layers,
