@@ -4,10 +4,9 @@ A session is `.agent/sessions/<id>.jsonl`: a header line, then one line per mess
 exactly what the model is sent and its estimated `"tokens"` (a resume never estimates
 again), written whole by `machine.jsonl` the moment it exists.
 A line with a `type` is a record: the header, or a compaction, "replace the first
-`upto` messages of the history, as it stands here, by this summary" (one line in the file):
+`upto` messages of the history, as it stands here, by this summary":
 
-    {"type":"compaction","upto":3,
-     "summary":{"role":"user","content":"Summary of the earlier conversation: ..."}}
+    {"type":"compaction","upto":3,"summary":{"role":"user","content":"Summary of the earlier …"}}
 
 Nothing is rewritten; loading replays the lines, each message through `llm.repair.mend`
 (one note in `repairs` per thing mended), so a resumed session has the running one's context.
