@@ -8,6 +8,7 @@ import functools
 import os
 import re
 import subprocess
+import sys
 import textwrap
 
 from lab.chapters import chapters
@@ -145,7 +146,8 @@ def exercise_output(name: str, exercise: str, lang: str = "en") -> str:
     if fenced is None:
         raise SystemExit(f"exercise {exercise} of {name}'s page has no script")
     script = textwrap.dedent(fenced.group(2))
-    environment = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    environment = {**os.environ, "PATH": path, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     done = subprocess.run(
         ["bash", "-c", script], cwd=REPO, env=environment, capture_output=True, text=True,
         timeout=600,  # a guard against a hang: seconds, even on a busy machine
