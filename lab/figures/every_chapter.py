@@ -15,7 +15,7 @@ from lab.chapters import chapters
 from lab.compare.report import task_table
 from lab.words import word
 
-from .demos import demo_stdout, lab_records, run_demo
+from .demos import demo_stdout, lab_records, run_demo, scratch_folder
 from .markdown import DOCS, REPO, about, listed, number, stamp, table
 
 
@@ -148,10 +148,12 @@ def exercise_output(name: str, exercise: str, lang: str = "en") -> str:
     script = textwrap.dedent(fenced.group(2))
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     environment = {**os.environ, "PATH": path, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    done = subprocess.run(
-        ["bash", "-c", script], cwd=REPO, env=environment, capture_output=True, text=True,
-        timeout=600,  # a guard against a hang: seconds, even on a busy machine
-    )  # fmt: skip
+    with scratch_folder() as folder:  # a temporary folder's path is in what tools print
+        done = subprocess.run(
+            ["bash", "-c", script], cwd=REPO, env={**environment, "TMPDIR": str(folder)},
+            capture_output=True, text=True,
+            timeout=600,  # a guard against a hang: seconds, even on a busy machine
+        )  # fmt: skip
     if done.returncode != 0:
         raise RuntimeError(f"exercise {exercise} of {name}'s page failed: {done.stderr.strip()}")
     return f"```\n{done.stdout.rstrip()}\n```"
