@@ -40,10 +40,9 @@ PACKAGES = ("llm", "machine", "lab", *CHAPTERS)
 
 # The principles: a chapter in one sitting, a loop and a function on one screen.  Where
 # chapter 4 does not meet one yet, its target is the figure it has reached (below), so
-# that it can only shrink: chapter 4's own code (900 is the principle).  Its target leaves
-# room for the exercises' worked solutions, which add a few lines to it (1,154 as it
-# ships, 1,157 with every solution applied).
-CHAPTER_4_LINES = 1_157
+# that it can only shrink: chapter 4's own code (900 is the principle).  The measure is of
+# the course as it ships: an exercise's answer adds lines to a chapter, and is not held to it.
+CHAPTER_4_LINES = 1_154
 AGENT_LINES = 150  # a chapter's whole `agent.py`
 RUN_LINES = 70  # every chapter's loop, chapter 4's too; every other function: FUNCTION_LINES
 FUNCTION_LINES = 40
