@@ -3,9 +3,9 @@
 Each check is the one `python -m lab exercise N.M [FILE]` runs, called by `confined.py`
 in a process of its own whose current folder, home and temporary folder are the
 scratch copy's, with no key in its environment and a timeout that stops it and all it
-started.  The verdict is the one the check's function returned, written to a file with
-a nonce given only to that process: not its exit code nor its output, which the
-hand-in's code could give as well.  The quiz is marked here, in the teacher's process:
+started.  The verdict is the one the check's function returned, written to a file and
+signed with a nonce given only to that process: not its exit code nor its output, which
+the hand-in's code could give as well.  The quiz is marked here, in the teacher's process:
 an answers file is read as text, and none of the hand-in's code runs for it.
 
 Imports `lab.quiz`, `lab.exercises.check`, `lab.collect.handins` and `machine` (to run a
@@ -14,6 +14,7 @@ process and stop all it started, or all at once at Ctrl-C).
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import secrets
@@ -26,6 +27,7 @@ from lab.quiz.marking import AnswersError, mark, read_answers
 from machine import run
 
 from . import sealed
+from .confined import signature
 from .handins import HANDED_FILES, Handin, printable, quiz_file
 
 OUTPUT_KEPT = 2_000  # characters of a check's output kept for the detail column
@@ -116,17 +118,22 @@ def run_check(handin: Handin, number: str, lang: str, timeout: float) -> Row:
 
 
 def read_verdict(path: Path, nonce: str) -> tuple[str, str] | None:
-    """The check's result and what it saw, if the file holds a verdict with this nonce:
-    the hand-in's code can write the file too, but does not know the nonce."""
+    """The check's result and what it saw, if the file holds a verdict signed with this
+    nonce (`confined.signature`): the hand-in's code can read and write the file too, but
+    does not know the nonce."""
     try:
         said = json.loads(path.read_bytes()[: OUTPUT_KEPT * 4])
-    except (OSError, ValueError):
+        text, given = said["verdict"], said["signature"]
+        if not hmac.compare_digest(signature(text, nonce), given):
+            return None
+        verdict = json.loads(text)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not isinstance(said, dict) or said.get("nonce") != nonce:
+    if not isinstance(verdict, dict):
         return None
-    if said.get("result") not in ("done", "not done", "refused"):
+    if verdict.get("result") not in ("done", "not done", "refused"):
         return None
-    return said["result"], str(said.get("detail", ""))
+    return verdict["result"], str(verdict.get("detail", ""))
 
 
 def mark_quiz(handin: Handin, lang: str) -> Row:

@@ -9,9 +9,10 @@ hand-in's code is imported, it sets limits (the size of a file, memory) and an a
 hook that refuses, in this process, to write, remove, rename or link anything outside
 SCRATCH, to start a command anywhere else, and to connect to another machine.  Then it
 calls the exercise's check, as `python -m lab exercise` does, and writes its verdict to
-the file VERDICT with the nonce it was given on stdin, so that a verdict written by the
-hand-in's code (which cannot know the nonce without searching the process for it) is
-not taken for the check's.  With `--sealed`
+the file VERDICT, signed with the nonce it was given on stdin (`signature`): a verdict the
+hand-in's code writes, or changes after reading the check's, does not carry the right
+signature, since the code cannot know the nonce without searching the process for it.
+With `--sealed`
 (started by `unshare`, see `sealed.py`) it first makes every mount read-only but SCRATCH,
 which holds the commands it starts as well.
 
@@ -26,6 +27,8 @@ Imports the standard library and `sealed.py` only until the hook is in place, th
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import sys
@@ -149,8 +152,14 @@ def judge(number: str, words: list[str], lang: str) -> tuple[str, str]:
     return ("done" if verdict.done else "not done"), verdict.seen(lang) + hint
 
 
+def signature(text: str, nonce: str) -> str:
+    """The HMAC of a verdict's text keyed by the nonce: the hand-in's code can read the
+    verdict file, but without the nonce no change to the text keeps its signature."""
+    return hmac.new(nonce.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
 def main(argv: list[str]) -> int:
-    """Read the nonce, seal and guard, run the check, write its verdict with the nonce."""
+    """Read the nonce, seal and guard, run the check, write its verdict signed with the nonce."""
     nonce = sys.stdin.readline().strip()  # before any code of the hand-in runs
     sealed = argv[:1] == ["--sealed"]
     argv = argv[1:] if sealed else argv
@@ -171,7 +180,8 @@ def main(argv: list[str]) -> int:
     limit()
     sys.addaudithook(guard(root))
     result, detail = judge(number, words, lang)
-    said = {"nonce": nonce, "result": result, "detail": detail}
+    text = json.dumps({"result": result, "detail": detail}, ensure_ascii=False)
+    said = {"verdict": text, "signature": signature(text, nonce)}
     verdict_file.write_text(json.dumps(said, ensure_ascii=False), encoding="utf-8")
     return 0
 

@@ -411,6 +411,19 @@ GAMED = {
         ".write_text(_json.dumps({'nonce': '0' * 32, 'result': 'done', 'detail': 'done'}))\n"
         "_os._exit(0)\n"
     ),
+    "rewrites": (  # once the check has written its verdict, the hand-in reads it and says done
+        "import atexit as _atexit, json as _json, sys as _sys\n"
+        "def _done():\n"
+        "    _path = [_w for _w in _sys.argv[1:] if _w != '--sealed'][1]\n"
+        "    _said = _json.loads(open(_path, encoding='utf-8').read())\n"
+        "    if 'verdict' in _said:\n"
+        "        _body = _json.loads(_said['verdict'])\n"
+        "        _body['result'] = 'done'\n"
+        "        _said['verdict'] = _json.dumps(_body, ensure_ascii=False, sort_keys=True)\n"
+        "    _said['result'] = 'done'\n"
+        "    open(_path, 'w', encoding='utf-8').write(_json.dumps(_said))\n"
+        "_atexit.register(_done)\n"
+    ),
 }
 
 
