@@ -164,7 +164,10 @@ def list_dir_tool(words: list[str]) -> Verdict:
     inner = fresh_name(rng, taken) + ".py"
     made = [f"mkdir -p {top}/{folder}" for folder in folders]
     made += [f"echo x > {top}/{name}" for name in [*files, f"{folders[0]}/{inner}"]]
-    asked = [top, f"{top}/{folders[0]}", "..", "/"]  # two folders outside, by two roads
+    link = fresh_name(rng, taken)  # a link in the work directory to a folder outside it
+    made.append(f"ln -s / {link}")
+    climb = f"{top}/{folders[0]}/../../.."  # starts inside, ends outside
+    asked = [top, f"{top}/{folders[0]}", "..", "/", climb, link]  # outside by four roads
     replies = [calls(tool_use("t0", "bash", {"command": " && ".join(made)}))]
     replies += [
         calls(tool_use(f"t{n}", "list_dir", {"path": path})) for n, path in enumerate(asked)
@@ -193,7 +196,7 @@ def list_dir_tool(words: list[str]) -> Verdict:
                 "列出所要的文件夹里的名字，一行一个，文件夹以 / 结尾",
             )
             return Verdict(False, seen, hint)
-    outside = (answers[2:] + [{}, {}])[:2]
+    outside = (answers[2:] + [{}] * len(asked))[: len(asked) - 2]
     said = [(path, text_of(answer)[:60]) for path, answer in zip(asked[2:], outside, strict=True)]
     seen = Said(
         f"list_dir listed a fresh folder {case.en} and its folder {folders[0]}/; "

@@ -175,6 +175,19 @@ WRONG_LISTINGS = {
         "    folder = workdir / path",
         "    return NAMES(folder)",
     ],
+    "outside refused by how the path starts": [
+        "    if path.startswith(('..', '/')):",
+        "        raise ToolError('outside the work directory')",
+        "    folder = workdir / path",
+        "    return NAMES(folder)",
+    ],
+    "outside refused by the path's text, links followed": [
+        "    import os",
+        "    if os.path.normpath(path).startswith(('..', '/')):",
+        "        raise ToolError('outside the work directory')",
+        "    folder = workdir / path",
+        "    return NAMES(folder)",
+    ],
     "the work directory whatever the path": [
         "    folder = safe_path(workdir, '.')",
         "    return NAMES(folder)",
