@@ -210,9 +210,15 @@ def full_width_stop(words: list[str]) -> Verdict:
         + made.invented_observation(rng, how)
         for how in spellings
     ]
+    # The word alone is no observation: a thought may say it, and must come back whole.
+    said = rng.choice(["The Observation above shows", "Observation of the last run says"])
+    failed = rng.randrange(2, 9)
+    command = json.dumps({"command": rng.choice(["ls", "pwd", "ls -a"])})
+    mention = f"Thought: {said} {failed} failures.\nAction: bash\nAction Input: {command}"
     ending = made.final(rng, made.english(rng))
-    provider = StoppingProvider([*texts, ending.text])
-    result = run_on(provider, "An exercise check: run four commands, then finish.")
+    at = rng.randrange(len(texts) + 1)
+    provider = StoppingProvider([*texts[:at], mention, *texts[at:], ending.text])
+    result = run_on(provider, "An exercise check: run five commands, then finish.")
     sent = provider.sent[0] if provider.sent else []
     if any(len(stops) > MOST_STOPS for stops in provider.sent):
         seen = Said(
@@ -241,18 +247,28 @@ def full_width_stop(words: list[str]) -> Verdict:
                 '保留 STOP 里的 "Observation:"：ASCII 冒号仍然最常见',
             )
         return Verdict(False, seen, hint)
+    if mention not in provider.whole:
+        seen = Said(
+            f"the stop sequences sent, {sent!r}, cut the reply {mention!r}",
+            f"发送的停止序列 {sent!r} 切断了回复 {mention!r}",
+        )
+        hint = Said(
+            "a stop sequence ends with the colon: the word alone is no observation",
+            "停止序列要带上冒号：单独这个词并不是观察",
+        )
+        return Verdict(False, seen, hint)
     seen = Said(
         f"the stop sequences sent, {sent!r}, cut {len(texts)} fresh replies at their "
         f"invented observations ({', '.join(spellings)}); the run ended with `{result.stop}`",
         f"发送的停止序列 {sent!r} 在编造的观察处切断了 {len(texts)} 条新生成的回复"
         f"（{'、'.join(spellings)}）；运行以 `{result.stop}` 结束",
     )
-    done = result.tool_calls == len(texts) and result.hallucinated_observations == 0
+    done = result.tool_calls == len(texts) + 1 and result.hallucinated_observations == 0
     if result.stop == "done" and done:
         return Verdict(True, seen)
     hint = Said(
-        "the replies cut at their observations should run four tools and finish",
-        "在观察处切断的回复应当运行四个工具然后结束",
+        "the replies cut at their observations should run five tools and finish",
+        "在观察处切断的回复应当运行五个工具然后结束",
     )
     return Verdict(False, seen, hint)
 

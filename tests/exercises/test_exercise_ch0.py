@@ -315,6 +315,12 @@ def test_0_3_every_variant_in_the_list_is_not_done(tmp_path: Path) -> None:
     not_done(check(root, home, "0.3"), "OpenAI accepts at most 4 stop sequences")
 
 
+def test_0_3_the_word_without_its_colon_is_not_done(tmp_path: Path) -> None:
+    """Cuts every invented observation, and a thought that only names the word too."""
+    root, home = course(tmp_path, stop_list('"Observation"'))
+    not_done(check(root, home, "0.3"), "the word alone is no observation")
+
+
 CUT_IN_THE_LOOP = """--- a/v0_react_text/agent.py
 +++ b/v0_react_text/agent.py
 @@ text, invented = split_off_observation
