@@ -41,7 +41,8 @@ def calls_at_once(words: list[str]) -> Verdict:
     """Three commands that each wait for the other two; calls that depend on each other;
     then a Ctrl-C while two commands run.  Each part must hold."""
     rng = fresh_random()
-    for part in (commands_meet, dependent_calls_in_order, ctrl_c_stops_commands):
+    parts = (commands_meet, dependent_calls_in_order, commands_after_writes)
+    for part in (*parts, ctrl_c_stops_commands):
         verdict = part(rng)
         if not verdict.done:
             return verdict
@@ -121,6 +122,34 @@ def dependent_calls_in_order(rng: Random) -> Verdict:
         "calls that only read or touch different files; keep the others in order",
         "只让互不影响的调用同时运行：命令和命令一起，只读或涉及不同文件的文件调用一起；"
         "其余的保持顺序",
+    )
+    return Verdict(False, seen, hint)
+
+
+def commands_after_writes(rng: Random) -> Verdict:
+    """Five files written, each followed by a command that counts its lines: a command may
+    read any file, so it must wait for the write before it.  Run beside it, it often finds
+    no file or part of it; five pairs make a race that is lost now and then a sure loss."""
+    counts = [rng.randint(1_000, 5_000) for _ in range(5)]
+    names = [f"{secrets.token_hex(3)}.txt" for _ in counts]
+    blocks = []
+    for n, (name, count) in enumerate(zip(names, counts, strict=True)):
+        blocks.append(tool_use(f"w{n}", "write_file", {"path": name, "content": "x\n" * count}))
+        blocks.append(tool_use(f"c{n}", "bash", {"command": f"wc -l < {name}"}))
+    answers = results(run_replies("v1_tool_loop", calls(*blocks), FINISH))
+    got = [text_of(answer).strip() for answer in answers[1::2]]
+    seen = Said(
+        f"in one reply, five files written, each then counted by a command: the counts were "
+        f"{got}, the files held {counts}",
+        f"同一条回复里写了五个文件，每个写完都由一个命令数行数：数出来的是 {got}，"
+        f"文件里实际有 {counts}",
+    )
+    if got == [str(count) for count in counts]:
+        return Verdict(True, seen)
+    hint = Said(
+        "a command may read any file: never run it beside a file call, and keep it after "
+        "the write before it",
+        "命令可能读任何文件：不要让它和文件调用同时运行，要让它排在前面的写入之后",
     )
     return Verdict(False, seen, hint)
 

@@ -353,6 +353,18 @@ FILE_CALLS_ALWAYS_TOGETHER = """--- a/v1_tool_loop/parallel.py
 -    return path_of(call) not in {path_of(other) for other in group}
 +    return True
 """
+COMMANDS_BESIDE_FILE_CALLS = """--- a/v1_tool_loop/parallel.py
++++ b/v1_tool_loop/parallel.py
+@@ def can_join
+-    if (call["name"] == "bash") != (group[0]["name"] == "bash"):
+-        return False  # a command may read or write any file: never beside a file call
+-    if call["name"] == "bash":
+-        return True  # asked for in one reply, the commands are taken as independent
++    if call["name"] == "bash":
++        return True
++    if group[0]["name"] == "bash":
++        return False
+"""
 CTRL_C_LEFT_TO_THE_POOL = """--- a/v1_tool_loop/parallel.py
 +++ b/v1_tool_loop/parallel.py
 @@ def side_by_side
@@ -403,6 +415,11 @@ SKIPS_SLOW_COMMANDS = """--- a/v1_tool_loop/tools.py
             "file calls always together",
             [worked("1.6"), FILE_CALLS_ALWAYS_TOGETHER],
             "old_text was not found",
+        ),
+        (
+            "a command beside the file calls before it",
+            [worked("1.6"), COMMANDS_BESIDE_FILE_CALLS],
+            "each then counted by a command",
         ),
         ("Ctrl-C left to the pool", [worked("1.6"), CTRL_C_LEFT_TO_THE_POOL], "marks left by ['"),
         (
