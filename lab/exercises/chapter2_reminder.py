@@ -87,11 +87,11 @@ def reminder_shows_the_plan(words: list[str]) -> Verdict:
                 "把当前的清单 plan.todos.render() 放进提醒",
             )
             return Verdict(False, said, hint)
-    if sent[1][1] == sent[2][1]:
+    if not any(line_of(sent[1][1], item) != line_of(sent[2][1], item) for item in sent[1][2]):
         said = Said(
-            f"{case.en}: the reminder after turn {turns[2]} is the one after turn {turns[1]}, "
-            "though the plan's statuses moved on in between",
-            f"{case.zh}：第 {turns[2]} 轮之后的提醒和第 {turns[1]} 轮之后的一样，"
+            f"{case.en}: the reminder after turn {turns[2]} shows each step as the one after "
+            f"turn {turns[1]} does, though the plan's statuses moved on in between",
+            f"{case.zh}：第 {turns[2]} 轮之后的提醒里，每一步的写法都和第 {turns[1]} 轮之后的一样，"
             "可计划的状态在这之间已经变了",
         )
         hint = Said(
@@ -131,3 +131,9 @@ def moved_on(plan: list[dict[str, str]]) -> list[dict[str, str]]:
 def shows(text: str, item: dict[str, str]) -> bool:
     """Whether a reminder's text shows this item: its content, or its active form."""
     return item["content"] in text or bool(item.get("active_form")) and item["active_form"] in text
+
+
+def line_of(text: str, item: dict[str, str]) -> str:
+    """The line of a reminder that shows this item (by its content), or "" if none does:
+    a status moved on must change that line, not only something else in the text."""
+    return next((line for line in text.splitlines() if item["content"] in line), "")

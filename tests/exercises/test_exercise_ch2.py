@@ -304,6 +304,14 @@ WRONG_REMINDERS = {
         ),
         READ_BACK,
     ],
+    "the steps and the turn, without their statuses": [
+        reminder_line(
+            'steps = "\\n".join(f"- {item[\'content\']}" for item in plan.todos.items)\n'
+            'results.append({"type": "text", "text": f"{REMINDER}\\n\\nAs of turn {len(usage)}:'
+            '\\n{steps}"})'
+        ),
+        READ_BACK,
+    ],
     "the last plan written, even one the tool refused": [
         reminder_line(
             "written = [b['input'].get('items', []) for m in messages if m['role'] == "
@@ -318,6 +326,7 @@ WRONG_REMINDERS = {
 
 WHY = {
     "the steps without their statuses": "though the plan's statuses moved on",
+    "the steps and the turn, without their statuses": "though the plan's statuses moved on",
     "the last plan written, even one the tool refused": "dropped",
     "the list, but reminders() not told": "but result.reminders is []",
     "a message of its own": "not after the results of its message",
