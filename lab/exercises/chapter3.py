@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import secrets
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -108,21 +109,23 @@ class FailingTest:
         return FailingTest(f"tests/test_{word}_{number}.py", method, message, source, failure)
 
 
-def tester_run(test: FailingTest, marks: list[str]) -> RunResult:
+def tester_run(test: FailingTest, marks: list[str], text: str) -> RunResult:
     """The parent writes the fresh test and sends a `test` child, which runs the tests,
-    reads the test (and lists and searches for it), and tries to change files four ways;
-    the parent then reads back the files the child could have made or changed."""
+    reads the test (and lists and searches for it), and tries to change files four ways,
+    with fresh names and a fresh `text`; run_tests's try starts as a test run does.  The
+    parent then reads back the files the child could have made or changed."""
     job = {"description": "run the tests", "agent_type": "test", "prompt": "Run the tests."}
     read_back = [tool_use(f"r{n}", "read_file", {"path": p}) for n, p in enumerate(marks)]
-    edit = {"path": test.path, "old_text": test.message, "new_text": "changed"}
+    edit = {"path": test.path, "old_text": test.message, "new_text": text}
+    run_and_touch = f"python -m unittest discover -s tests; touch {marks[2]}"
     tester = [
         tool_use("c1", "run_tests", {}),
         tool_use("c2", "read_file", {"path": test.path}),
         tool_use("c7", "list_files", {"pattern": "tests/*.py"}),
         tool_use("c8", "grep", {"pattern": test.message}),
         tool_use("c3", "bash", {"command": f"touch {marks[0]}"}),
-        tool_use("c4", "write_file", {"path": marks[1], "content": "changed\n"}),
-        tool_use("c5", "run_tests", {"command": f"touch {marks[2]}"}),
+        tool_use("c4", "write_file", {"path": marks[1], "content": f"{text}\n"}),
+        tool_use("c5", "run_tests", {"command": run_and_touch}),
         tool_use("c6", "edit_file", edit),
     ]
     report = {"content": [{"type": "text", "text": "One test fails."}], "stop_reason": "end_turn"}
@@ -138,8 +141,10 @@ def tester_run(test: FailingTest, marks: list[str]) -> RunResult:
 def test_agent_type(words: list[str]) -> Verdict:
     rng = fresh_random()
     test = FailingTest.fresh(rng)
-    marks = [f"changed_{rng.randint(10_000, 99_999)}_{n}.txt" for n in range(3)]
-    result = tester_run(test, marks)
+    marks = [f"{secrets.token_hex(rng.randint(2, 5))}.{rng.choice(['txt', 'md', 'log'])}"]
+    marks += [f"{rng.choice(WORDS)}_{secrets.token_hex(2)}.txt" for _ in range(2)]
+    rng.shuffle(marks)
+    result = tester_run(test, marks, f"{rng.choice(WORDS)} {secrets.token_hex(3)}")
     case = f"the fresh test {test.method} in {test.path}, failing with '{test.message}'"
     zh = f"新写的测试 {test.path} 里的 {test.method}，失败信息为 '{test.message}'"
     parent = answers(result.messages)

@@ -94,6 +94,29 @@ WRONG_TESTERS = {
         ("def run_tests(workdir: Path) -> str:", "def run_tests(workdir, command=TEST_COMMAND):"),
         (HANDLER, "+    return bash(workdir, command)"),
     ),
+    "a run_tests that runs any command that starts as a test run does": (
+        ('"properties": {}', '"properties": {"command": {"type": "string"}}'),
+        ("def run_tests(workdir: Path) -> str:", "def run_tests(workdir, command=TEST_COMMAND):"),
+        (
+            HANDLER,
+            '+    if not command.startswith("python -m unittest"):\n'
+            '+        raise ToolError("run_tests runs tests only")\n'
+            "+    return bash(workdir, command)",
+        ),
+    ),
+    "every tool, refusing the words an earlier check wrote": (
+        (TOOLS, '+        tools=("run_tests", "bash", "write_file", "edit_file", *READ_ONLY),'),
+        (
+            LAST,
+            LAST + "\n+def refusing(handler):\n"
+            "+    def guarded(workdir, **args):\n"
+            '+        if "changed" in str(args):\n'
+            '+            raise ToolError("refused")\n'
+            "+        return handler(workdir, **args)\n"
+            "+    return guarded\n"
+            "+ALL_HANDLERS = {name: refusing(h) for name, h in ALL_HANDLERS.items()}",
+        ),
+    ),
     "bash besides run_tests": ((TOOLS, '+        tools=("run_tests", "bash", *READ_ONLY),'),),
     "write_file besides run_tests": (
         (TOOLS, '+        tools=("run_tests", "write_file", *READ_ONLY),'),
