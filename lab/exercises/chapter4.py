@@ -1,185 +1,22 @@
 """The checks of chapter 4's exercises: the prompt's layers, repairs and memory search.
 
-Both checks make their cases afresh at every run, so no answer can be fitted to them.
-The prompt check runs the chapter on a copy of its demo workspace holding a USER.md of a
-new size, and reads the system prompt the model was sent; the repair check writes
-sessions with empty text blocks in new places, loads them, appends them to a running
-session and crashes one, and compares each history with the one expected without them.
+Each check makes its cases afresh at every run, so no answer can be fitted to them.  The
+prompt check is `chapter4_layers.py`'s, the memory store's `chapter4_fts5.py`'s; the repair
+check, here, writes sessions with empty text blocks in new places, loads them, appends them
+to a running session and crashes one, and compares each history with the one expected.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from .chapter4_fts5 import fts5_store
+from .chapter4_layers import user_layer, word
 from .check import EXPLAIN, LIVE, MEASURE, Exercise, Said, Verdict, fresh_random, tool_use
-
-USER_CAP = 500  # the cap exercise 4.2 asks for, on the file's text as the layer shows it
-NOTE_AT_LEAST = 5  # tokens after a cut file's text: a note that says so (read_capped's ≈ 20)
-SYLLABLES = ["ka", "lo", "mi", "ren", "ta", "vo", "zu", "shi", "an", "del", "per", "qua"]
-ROLES = ["backend developer", "data engineer", "student", "maintainer", "SRE", "designer"]
-LANGUAGES = ["Python", "Rust", "Go", "中文", "English", "français", "Deutsch", "TypeScript"]
-
-
-def word(rng: random.Random) -> str:
-    """A made-up word: no answer can hold it in advance."""
-    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
-
-
-def profile(rng: random.Random, tokens: int) -> str:
-    """A USER.md of about `tokens` tokens: who the person is, then short lines of notes."""
-    from llm.tokens import estimate_text
-
-    name = f"{word(rng).title()} {word(rng).title()}"
-    lines = [
-        f"Name: {name}",
-        f"Role: {rng.choice(ROLES)} at {word(rng).title()}",
-        f"Languages: {', '.join(rng.sample(LANGUAGES, 3))}",
-    ]
-    while estimate_text("\n".join(lines)) < tokens:
-        lines.append(f"- {word(rng)} {word(rng)} {word(rng)} {rng.randint(10, 9999)}")
-    return "\n".join(lines) + "\n"
-
-
-class Recorder:
-    """A model that answers "Done." at once and keeps the system prompt it was sent."""
-
-    def __init__(self) -> None:
-        from llm.cassette import ReplayModel
-        from llm.types import Reply
-
-        finish = Reply([{"type": "text", "text": "Done."}], "end_turn")
-        self.replay, self.name, self.systems = ReplayModel([finish]), "replay:check", []
-
-    def complete(self, system: str, messages: list, **options: Any) -> Any:
-        self.systems.append(system)
-        return self.replay.complete(system, messages, **options)
-
-
-def prompt_with(files: dict[str, str]) -> tuple[str, list]:
-    """The system prompt chapter 4's run sends from its demo workspace with `files` added,
-    and the layers the chapter builds there (what `/prompt` shows)."""
-    from v4_memory.__main__ import CHAPTER
-    from v4_memory.agent import TOOLS_GUIDANCE
-    from v4_memory.prompt import layers
-
-    with tempfile.TemporaryDirectory() as scratch:
-        workdir = Path(scratch) / "ws"
-        shutil.copytree(CHAPTER.demo_workspace, workdir)
-        for name, text in files.items():
-            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-            (workdir / name).write_text(text, encoding="utf-8")
-        model = Recorder()
-        CHAPTER.run("Say hello.", model=model, workdir=workdir)
-        return model.systems[0], layers(workdir, TOOLS_GUIDANCE)
-
-
-def user_layer(words: list[str]) -> Verdict:
-    """A USER.md of a size made for this run, once within the cap and once over it: the
-    layer must show the file's own text, whole or cut to the cap, right after soul."""
-    from llm.tokens import estimate_text
-
-    rng = fresh_random()
-    soul = f"Answer like {word(rng)} would."
-    short, long = profile(rng, rng.randint(40, 300)), profile(rng, rng.randint(800, 3000))
-    size = {text: f"{estimate_text(text.strip()):,}" for text in (short, long)}
-    for text in (short, long):
-        case = Said(
-            f"a USER.md of {size[text]} tokens starting {text[:24]!r}",
-            f"一份 {size[text]} token、开头是 {text[:24]!r} 的 USER.md",
-        )
-        files = {".agent/SOUL.md": soul, ".agent/USER.md": text}
-        verdict = user_layer_on(text, *prompt_with(files), case)
-        if not verdict.done:
-            return verdict
-    _, built = prompt_with({".agent/SOUL.md": soul})
-    left = [layer for layer in built if layer.name == "user" and layer.text]
-    if left:
-        seen = Said(
-            f"without a USER.md the user layer still says {left[0].text[:60]!r}",
-            f"没有 USER.md 时 user 层仍然是 {left[0].text[:60]!r}",
-        )
-        hint = Said("read the layer from the file, as soul is", "像 soul 那样从文件读这一层")
-        return Verdict(False, seen, hint)
-    seen = Said(
-        f"a USER.md of {size[short]} tokens is shown whole, one of {size[long]} is cut to "
-        "the cap, each right after soul, and none leaves the layer empty",
-        f"{size[short]} token 的 USER.md 完整显示，{size[long]} token 的按上限截断，"
-        "都紧跟在 soul 之后；没有这个文件时这一层为空",
-    )
-    return Verdict(True, seen)
-
-
-def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
-    """The user layer the chapter built and sent for one USER.md, judged against the file."""
-    from llm.tokens import estimate_text
-
-    names = [layer.name for layer in built]
-    seen = Said(f"{case.en}: the layers are {names}", f"{case.zh}：各层是 {names}")
-    if "user" not in names:
-        hint = Said(
-            "read .agent/USER.md with read_capped, as soul is read",
-            "像读 soul 那样，用 read_capped 读 .agent/USER.md",
-        )
-        return Verdict(False, seen, hint)
-    if names.index("user") != names.index("soul") + 1:
-        return Verdict(
-            False, seen, Said("put the user layer right after soul", "把 user 层放在 soul 之后")
-        )
-    layer, soul = built[names.index("user")], built[names.index("soul")]
-    file = text.strip()
-    start = layer.text.find(file[:20])
-    if start < 0:
-        seen = Said(
-            f"{case.en}: the user layer does not show it: {layer.text[:80]!r}",
-            f"{case.zh}：user 层里没有它：{layer.text[:80]!r}",
-        )
-        hint = Said("the layer's text is the file's text", "这一层的内容就是文件的内容")
-        return Verdict(False, seen, hint)
-    if layer.text not in sent or sent.find(layer.text) < sent.find(soul.text):
-        seen = Said(
-            f"{case.en}: the prompt the run sent has no user layer after soul",
-            f"{case.zh}：运行发出的提示词里 soul 之后没有 user 层",
-        )
-        hint = Said("build_layers is what the loop sends", "循环发送的就是 build_layers 的结果")
-        return Verdict(False, seen, hint)
-    part = layer.text[start:]  # the file's text as shown, and the cut note: the cap's share
-    shown = len(os.path.commonprefix([part, file]))
-    tokens, kept = estimate_text(part), estimate_text(file[:shown])
-    seen = Said(
-        f"{case.en}: the layer shows {kept:,} tokens of it, {tokens:,} with the cut note"
-        + (", marked cut" if layer.cut else ""),
-        f"{case.zh}：这一层显示了其中 {kept:,} token，连同截断说明 {tokens:,} token"
-        + ("，标记为已截断" if layer.cut else ""),
-    )
-    if estimate_text(file) <= USER_CAP:
-        if file in part and not layer.cut:
-            return Verdict(True, seen)
-        hint = Said("a file within the cap is shown whole", "没超过上限的文件要完整显示")
-        return Verdict(False, seen, hint)
-    # A cut ends at a line's end, and the note takes its share: the cap, within a line.
-    cut_to_the_cap = layer.cut and tokens <= USER_CAP + 3 and kept >= USER_CAP - 60
-    if cut_to_the_cap and tokens - kept < NOTE_AT_LEAST:  # the file's text, nothing after it
-        hint = Said(
-            "say in the layer that the file was cut, and where, as read_capped's note does",
-            "像 read_capped 的说明那样，在这一层里说明文件被截断了、截在哪里",
-        )
-        return Verdict(False, seen, hint)
-    if not (cut_to_the_cap and tokens >= USER_CAP - 25):
-        hint = Said(
-            f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is "
-            "extra)",
-            f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
-        )
-        return Verdict(False, seen, hint)
-    return Verdict(True, seen)
-
 
 EMPTY = {"type": "text", "text": ""}
 

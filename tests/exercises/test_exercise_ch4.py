@@ -83,6 +83,16 @@ WRONG_LAYERS = {
         '*read_capped(workdir, HOME / "USER.md", USER_CAP))),',
         "say in the layer that the file was cut",
     ),
+    "the file read as it is, without the path rule": (
+        '+        section("user", *capped((workdir / HOME / "USER.md").read_text("utf-8").strip()'
+        ' if (workdir / HOME / "USER.md").exists() else "", USER_CAP, "USER.md")),',
+        "the key is in the prompt",
+    ),
+    "the file read once and kept": (
+        '+        section("user", *read_capped.__dict__.setdefault(str(workdir), '
+        'read_capped(workdir, HOME / "USER.md", USER_CAP))),',
+        "the next prompt does not show the change",
+    ),
     "the file at the project's root": (
         '+        section("user", *read_capped(workdir, Path("USER.md"), USER_CAP)),',
         "the user layer does not show it",
@@ -96,6 +106,20 @@ def test_a_wrong_user_layer_is_not_done(wrong: str, tmp_path: Path) -> None:
     shown = check("4.2", changed("4.2", LAYER, line), tmp_path)
     assert "4.2 A new prompt layer: not done yet." in shown and "(exit code 1)" in shown, shown
     assert says in shown, shown
+
+
+INSTEAD_OF_OTHERS = """--- a/v4_memory/prompt.py
++++ b/v4_memory/prompt.py
+@@ def build_layers(
+-        section("skills", *capped(skills_index, SKILLS_CAP, "the skills index")),
+@@ section("channel", CHANNEL),
+-        section("memory", *read_memory(workdir, recalled)),
+"""
+
+
+def test_a_user_layer_that_takes_the_place_of_others_is_not_done(tmp_path: Path) -> None:
+    shown = check("4.2", code_of("4.2") + INSTEAD_OF_OTHERS, tmp_path)
+    assert "not done yet." in shown and "keep every other one" in shown, shown
 
 
 def test_a_user_layer_in_the_wrong_place_is_not_done(tmp_path: Path) -> None:
