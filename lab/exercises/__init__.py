@@ -15,8 +15,9 @@ explanation, have no check here; docs/en/rubrics.md gives a rubric for each.
 One module per chapter (`chapter0.py` … `chapter4.py`) holds that chapter's checks and
 lists its exercises; `check.py` holds what they share.  A check that needs a page of its
 own has a module beside its chapter's (`chapter1_calls.py`, `chapter2_reminder.py`,
-`chapter4_fts5.py`, `chapter4_layers.py`), and so do the cases a chapter's checks make (`chapter0_replies.py`,
-`chapter2_plans.py`) and the way chapter 0's judge a reply (`chapter0_corpus.py`).
+`chapter4_fts5.py`, `chapter4_layers.py`), and so do the cases a chapter's checks make
+(`chapter0_replies.py`, `chapter2_plans.py`) and the way chapter 0's judge a reply
+(`chapter0_corpus.py`).
 
 The package imports `llm`, `machine`, and the chapters it checks, each only inside the
 check that runs it, so that a learner's broken chapter breaks that check alone; exercise
