@@ -31,7 +31,7 @@ from lab.memory_searchers import Fts5Store
 job = json.load(sys.stdin)
 store = Fts5Store(job["path"])
 if job["queries"]:
-    print(json.dumps([store.ids(query, 3) for query in job["queries"]]))
+    print(json.dumps([store.ids(query, job["k"]) for query in job["queries"]]))
 else:
     ids = [store.add(text) for text in job["add"][: job["first"]]]
     for number in job["forget"]:
@@ -41,6 +41,7 @@ else:
     os._exit(0)  # as a process killed: no atexit, no finalizer commits for it
 """  # one process adds, forgets, adds more and ends without closing anything; another searches
 CONSONANTS, VOWELS = "bdfgklmnprtvz", "aeiou"
+ASKED_FOR = 2  # memories asked of each query: an English one matches three
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,10 @@ def fts5_case(rng: random.Random) -> Fts5Case:
     """A case no answer can know in advance, whose right answers the check knows.
 
     An English query is two new words: one memory holds both, two others one each, all
-    three as long.  A Chinese query is a new pair of characters: one memory holds the pair,
-    and another as long the two characters apart or, every other query, the pair once where
+    three as long; every other one has a third word that no memory holds, as a person's
+    question has words no memory was written with (a search for all the words finds none).
+    A Chinese query is a new pair of characters: one memory holds the pair, and another as
+    long the two characters apart or, every other query, the pair once where
     the first holds it twice.  So only a ranking over the store's terms (characters and
     pairs) by BM25 puts the right one first; the fillers, many memories of common words,
     give the rare words their weight.
@@ -97,7 +100,8 @@ def fts5_case(rng: random.Random) -> Fts5Case:
         found = english([a, b, *rng.choices(fillers, k=5)])
         memories += [found, english([a, *rng.choices(fillers, k=6)])]
         memories.append(english([b, *rng.choices(fillers, k=6)]))
-        queries.append((f"{a} {b}", found))
+        stray = f" {made_up(rng, taken)}" if number % 2 else ""  # a word no memory holds
+        queries.append((f"{a} {b}{stray}", found))
         one, two = han(rng, taken), han(rng, taken)
         words = rng.choices(pairs, k=4)
         if number % 2:  # the pair twice, against the pair once
@@ -151,7 +155,8 @@ def fts5_store(words: list[str]) -> Verdict:
         job = {"path": path, "add": case.memories, "first": case.first, "forget": case.forget}
         ids, error = in_child(job | {"queries": []})
         if not error:
-            found, error = in_child({"path": path, "queries": [q for q, _ in case.relevant]})
+            asked = {"path": path, "queries": [q for q, _ in case.relevant], "k": ASKED_FOR}
+            found, error = in_child(asked)
         if error:
             seen = Said(
                 f"{number.en}: Fts5Store failed: {error}", f"{number.zh}：Fts5Store 出错：{error}"
@@ -242,6 +247,17 @@ def fts5_verdict(
                 "forget(id) 删掉这条记忆所在的行，并且提交",
             )
             return Verdict(False, seen, hint)
+    longer = [(query, hits) for (query, _), hits in asked if len(hits) > ASKED_FOR]
+    if longer:
+        query, hits = longer[0]
+        seen = Said(
+            f'{summary.en}; asked for {ASKED_FOR} memories, "{query}" gave {len(hits)}',
+            f"{summary.zh}；只要 {ASKED_FOR} 条记忆，查询“{query}”却给出了 {len(hits)} 条",
+        )
+        hint = Said(
+            "ids(query, k) gives at most k ids: LIMIT k", "ids(query, k) 最多给出 k 个 id：LIMIT k"
+        )
+        return Verdict(False, seen, hint)
     for (query, number), hits in asked:
         if number in case.forget or hits[:1] == [ids[number]]:
             continue

@@ -163,6 +163,26 @@ WRONG = {
         "1",
         "comes first",
     ),
+    "every word of the query, not any": (
+        with_method(
+            "def ids(self, query: str, k: int) -> list[str]:",
+            '    match = " ".join(f\'"{term}"\' for term in dict.fromkeys(tokenize(query)))',
+            '    sql = "SELECT rowid FROM memories WHERE memories MATCH ? ORDER BY rank LIMIT ?"',
+            "    return [str(rowid) for (rowid,) in self.db.execute(sql, (match, k))]",
+        ),
+        "",
+        "comes first",
+    ),
+    "every match, not k of them": (
+        with_method(
+            "def ids(self, query: str, k: int) -> list[str]:",
+            '    match = " OR ".join(f\'"{term}"\' for term in dict.fromkeys(tokenize(query)))',
+            '    sql = "SELECT rowid FROM memories WHERE memories MATCH ? ORDER BY rank"',
+            "    return [str(rowid) for (rowid,) in self.db.execute(sql, (match,))]",
+        ),
+        "",
+        "asked for 2 memories",
+    ),
     "the trigram tokenizer on the raw text": (TRIGRAM, "1", "comes first"),
     "the chapter's store, not FTS5": (NOT_FTS5, "", "holds no FTS5 table"),
     "the chapter's store beside an empty FTS5 table": (DECOY, "", "FTS5 tables hold rows"),
