@@ -30,7 +30,8 @@ def conversation(rng: random.Random) -> list[tuple[dict, dict | None]]:
     as it should load without them (None: it held only an empty block, so it is left out).
     Random words and call ids; empty blocks on both sides, before and after a tool call,
     two in one message, and two assistant messages that are nothing else: one that the
-    next message would join, one at the end, after a user's, that nothing joins."""
+    next message would join, one at the end, after a user's, that nothing joins; and a
+    reply of one short word, which is no empty block."""
     pairs: list[tuple[dict, dict | None]] = [({"role": "user", "content": words_of(rng, 6)},) * 2]
     turns = rng.randint(2, 4)
     for turn in range(turns):
@@ -47,7 +48,8 @@ def conversation(rng: random.Random) -> list[tuple[dict, dict | None]]:
         pairs.append(message("user", answers, rng, 1 if turn == turns - 1 else rng.randint(0, 1)))
         if turn == 0:
             pairs.append(({"role": "assistant", "content": [EMPTY]}, None))
-    pairs.append(message("assistant", [{"type": "text", "text": words_of(rng, 7)}], rng, 1))
+    short = f"{word(rng).capitalize()}."  # a reply of one word is a reply: it is kept
+    pairs.append(message("assistant", [{"type": "text", "text": short}], rng, 1))
     pairs.append(({"role": "user", "content": words_of(rng, 4)},) * 2)
     pairs.append(({"role": "assistant", "content": [EMPTY]}, None))
     return pairs

@@ -150,6 +150,11 @@ WRONG_RULES = {
         ' or b["text"]]',
         "empty text block(s) left",
     ),
+    "short text blocks dropped with the empty ones": (
+        RULE,
+        '+    kept = [b for b in content if b["type"] != "text" or len(b["text"].strip()) >= 15]',
+        "other block(s) lost",
+    ),
     "the whole message dropped with its empty block": (
         RULE,
         '+    kept = [] if {"type": "text", "text": ""} in content else content',
