@@ -97,10 +97,10 @@ def one_more_variant(words: list[str]) -> Verdict:
     backticked shell command stays a format error, and backticks inside the JSON stay,
     around a command or around braces in a file's text."""
     rng = fresh_random()
-    wrapped = []
-    for _ in range(6):
+    wrapped, surely = [], rng.randrange(6)  # one at least holds backticks of its own
+    for number in range(6):
         tool, args = made.arguments(rng)
-        if rng.random() < 0.3:
+        if number == surely or rng.random() < 0.3:
             args = {"command": f"echo `date` > {rng.choice(made.NAMES)}.log"}
             tool = "bash"
         written = f"`{made.as_json(rng, args)}`"

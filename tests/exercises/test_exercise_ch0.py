@@ -211,6 +211,28 @@ def test_0_2_removing_every_backtick_is_not_done(tmp_path: Path) -> None:
     not_done(check(root, home, "0.2"), "backticks inside a JSON string belong to it")
 
 
+EVERY_BACKTICK_WHEN_WRAPPED = """--- a/v0_react_text/parser.py
++++ b/v0_react_text/parser.py
+@@ def _arguments(text: str) -> dict[str, Any]:
+     text = _unfence(text)
++    if len(text) > 1 and text[0] == text[-1] == "`":
++        try:
++            json.loads(text)
++        except ValueError:
++            text = text.replace("`", "")
+"""
+
+
+@pytest.mark.docs  # a change to the shipped parser
+def test_0_2_every_backtick_taken_off_a_wrapped_input_is_not_done(tmp_path: Path) -> None:
+    """Right for most wrapped inputs, and wrong for a command in backticks inside one: a
+    wrapped input holding backticks of its own is in every check."""
+    root, home = course(tmp_path, EVERY_BACKTICK_WHEN_WRAPPED)
+    edit_corpus(root, {"single-backticks": {"expect": ACTION_LS}})
+    for _ in range(3):
+        not_done(check(root, home, "0.2"), "let `_unfence` take off one backtick")
+
+
 BACKTICKED_BRACES = """--- a/v0_react_text/parser.py
 +++ b/v0_react_text/parser.py
 @@ def parse(text: str) -> Step:
