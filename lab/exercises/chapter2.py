@@ -192,7 +192,8 @@ def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any]
     and (i, j) counted from 1.  By `shape`, the two are anywhere, apart (not neighbours),
     or after the first item.  Some plans also hold an item that is not an object, or has
     no content, which other rules report: the duplicate is the one problem more (every
-    fourth shape, a text before the pair, so that numbers counted among objects alone show)."""
+    fourth shape, a text before the pair, so that numbers counted among objects alone show;
+    every fourth another, an object with no content)."""
     plan: list[Any] = fresh_plan(rng, fresh_steps(rng, rng.randint(3, 7)))
     last = len(plan) - 1
     if shape % 3 == 1:  # not neighbours
@@ -206,8 +207,10 @@ def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any]
     same = [dict(item) for item in plan]
     same[second]["content"] = variant(plan[first]["content"], rng)
     before = shape % 4 == 3  # a text before the pair: items are numbered with it counted
-    if before or rng.random() < 0.3:
-        odd = "a step" if before else rng.choice(["a step", {"status": "pending"}])
+    bare = shape % 4 == 1  # an object with no content: a rule must not fail on it
+    if before or bare or rng.random() < 0.3:
+        odd: Any = rng.choice(["a step", {"status": "pending"}])
+        odd = "a step" if before else {"status": "pending"} if bare else odd
         at = rng.randrange(first + 1) if before else rng.randrange(len(plan) + 1)
         plan.insert(at, odd)
         same.insert(at, odd)
@@ -225,6 +228,18 @@ def no_duplicates(words: list[str]) -> Verdict:
     rng = fresh_random()
     for case in range(CASES):
         plan, same, (first, second) = duplicate_case(rng, case)
+        try:
+            problems_with(same)
+        except Exception as error:  # noqa: BLE001 - whatever the learner's rule raises
+            seen = Said(
+                f"problems_with failed on the plan {same}: {error!r}",
+                f"problems_with 在计划 {same} 上出错：{error!r}",
+            )
+            hint = Said(
+                "an item may be no object, or have no content: other rules report it; skip it",
+                "有的项可能不是对象，或者没有内容：别的规则会报告它；跳过它",
+            )
+            return Verdict(False, seen, hint)
         clean = [item for item in plan if isinstance(item, dict) and "content" in item]
         close = [dict(item) for item in clean]
         at = rng.randrange(1, len(close))

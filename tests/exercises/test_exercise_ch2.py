@@ -171,6 +171,14 @@ WRONG_RULES = {
                 if same != number:
                     problems.append(f"items {same} and {number} are the same: merge them")
         """,
+    "content read from every object": """
+        first: dict[str, int] = {}
+        for number, item in enumerate(items, start=1):
+            if isinstance(item, dict):
+                same = first.setdefault(item["content"].strip().lower(), number)
+                if same != number:
+                    problems.append(f"items {same} and {number} are the same: merge them")
+        """,
     "any two items": """
         if len(items) > 1:
             problems.append("items 1 and 2 are the same: merge them")
@@ -193,6 +201,7 @@ def test_a_duplicate_rule_that_is_wrong_somewhere_is_not_done(wrong: str, tmp_pa
     why = (
         "problems_with refuses the distinct steps" if refuses_close_steps else "problems_with adds"
     )
+    why = "problems_with failed on the plan" if wrong == "content read from every object" else why
     assert not_done(said) and why in said, said
 
 
