@@ -277,13 +277,16 @@ def full_width_stop(words: list[str]) -> Verdict:
 
 
 def chinese_replies(rng: random.Random) -> list[made.Reply]:
-    """Fresh replies with translated keywords, alone or mixed with English ones."""
+    """Fresh replies with translated keywords, alone or mixed with English ones, in every
+    style the parser reads in English, each style once at least (in a fresh order)."""
+    styles = rng.sample(made.CHINESE_STYLES, len(made.CHINESE_STYLES))
+    styles += [rng.choice(made.CHINESE_STYLES) for _ in range(7 - len(styles))]
     replies = []
-    for _ in range(5):
-        spelling = made.chinese(rng, ("thought", "action", "input"))
+    for style in styles[:5]:
+        spelling = made.chinese(rng, ("thought", "action", "input"), style)
         replies.append(made.action(rng, spelling, zh=rng.random() < 0.8))
-    for _ in range(2):
-        replies.append(made.final(rng, made.chinese(rng, ("final",)), zh=True))
+    for style in styles[5:7]:
+        replies.append(made.final(rng, made.chinese(rng, ("final",), style), zh=True))
     return replies
 
 

@@ -90,14 +90,17 @@ def english(rng: random.Random) -> Spelling:
     return {key: style(word) for key, word in ENGLISH.items()}
 
 
-def chinese(rng: random.Random, used: tuple[str, ...]) -> Spelling:
+CHINESE_STYLES = [name for name in STYLES if "case" not in name]  # no case in Chinese
+
+
+def chinese(rng: random.Random, used: tuple[str, ...], style_name: str | None = None) -> Spelling:
     """Translated keywords, either colon, mixed with English ones, in one style for the
-    whole reply (bold, indented, spaced: what the parser reads in English); one of `used`
-    at least is Chinese."""
+    whole reply (bold, indented, spaced: what the parser reads in English; `style_name`, or
+    one drawn); one of `used` at least is Chinese."""
     chosen = {key: rng.random() < 0.7 for key in CHINESE}
     if not any(chosen[key] for key in used):
         chosen[rng.choice(used)] = True
-    style = STYLES[rng.choice([name for name in STYLES if "case" not in name])]
+    style = STYLES[style_name or rng.choice(CHINESE_STYLES)]
     colon = rng.choice("：:")
     return {
         key: style(CHINESE[key]).replace(":", colon) if chosen[key] else style(ENGLISH[key])

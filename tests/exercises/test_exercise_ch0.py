@@ -463,6 +463,11 @@ SEARCH_ANYWHERE = """--- a/v0_react_text/parser.py
 
 AT_THE_START_ONLY = SEARCH_ANYWHERE.replace("CHINESE_ANYWHERE.search(line)", "ZH_LINE.match(line)")
 AT_THE_START_ONLY = AT_THE_START_ONLY.replace("+CHINESE_ANYWHERE = ", "+ZH_LINE = ")
+# Bold, indented and either colon, as in English, but no space before the colon (`行动 ：`).
+NO_SPACE_BEFORE_THE_COLON = AT_THE_START_ONLY.replace(
+    '"(思考|行动输入|行动|最终答案)[:：]"',
+    'r"[ \\t]*(?:\\*\\*[ \\t]*)?(思考|行动输入|行动|最终答案)(?:\\*\\*)?[:：][ \\t]*(?:\\*\\*)?"',
+)
 
 
 @pytest.mark.docs  # a change to the shipped parser
@@ -470,6 +475,17 @@ def test_0_5_chinese_keywords_read_plain_only_are_not_done(tmp_path: Path) -> No
     """`行动：` at a line's start is read, `**行动：**`, `  行动：` and `行动 ：` are not, where
     the parser reads every one of these in English: the fresh replies have them all."""
     root, home = course(tmp_path, AT_THE_START_ONLY)
+    solved_corpus(root)
+    not_done(check(root, home, "0.5"), "accept 思考, 行动, 行动输入")
+
+
+@pytest.mark.docs  # a change to the shipped parser
+def test_0_5_chinese_keywords_without_a_space_before_the_colon_are_not_done(
+    tmp_path: Path,
+) -> None:
+    """Every style but one, where the parser reads that one in English: each check has it."""
+    assert NO_SPACE_BEFORE_THE_COLON != AT_THE_START_ONLY
+    root, home = course(tmp_path, NO_SPACE_BEFORE_THE_COLON)
     solved_corpus(root)
     not_done(check(root, home, "0.5"), "accept 思考, 行动, 行动输入")
 
