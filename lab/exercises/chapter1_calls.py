@@ -13,6 +13,7 @@ import os
 import secrets
 import shlex
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -126,25 +127,42 @@ def dependent_calls_in_order(rng: Random) -> Verdict:
     return Verdict(False, seen, hint)
 
 
+LANDS_LATE: dict[str, float] = {}  # a file's name: seconds its write waits before it lands
+HOOKED: list[Any] = []  # the audit hook, once added: a hook stays for the process
+
+
+def _late(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook: the rename that puts a file named in LANDS_LATE in place waits first
+    (write_file writes a temporary file, then renames it)."""
+    if event == "os.rename" and LANDS_LATE and len(args) > 1 and isinstance(args[1], str | Path):
+        time.sleep(LANDS_LATE.get(os.path.basename(os.fsdecode(args[1])), 0.0))
+
+
 def commands_after_writes(rng: Random) -> Verdict:
-    """Five files written, each followed by a command that counts its lines: a command may
-    read any file, so it must wait for the write before it.  Run beside it, it often finds
-    no file or part of it; five pairs make a race that is lost now and then a sure loss."""
-    counts = [rng.randint(1_000, 5_000) for _ in range(5)]
-    names = [f"{secrets.token_hex(3)}.txt" for _ in counts]
-    blocks = []
-    for n, (name, count) in enumerate(zip(names, counts, strict=True)):
-        blocks.append(tool_use(f"w{n}", "write_file", {"path": name, "content": "x\n" * count}))
-        blocks.append(tool_use(f"c{n}", "bash", {"command": f"wc -l < {name}"}))
-    answers = results(run_replies("v1_tool_loop", calls(*blocks), FINISH))
-    got = [text_of(answer).strip() for answer in answers[1::2]]
+    """A file written, then a command that counts its lines: a command may read any file,
+    so it must wait for the write before it.  The write lands a second late, so a command
+    run beside it always finds no file."""
+    if _late not in HOOKED:
+        sys.addaudithook(_late)
+        HOOKED.append(_late)
+    count, name = rng.randint(1_000, 5_000), f"{secrets.token_hex(3)}.txt"
+    blocks = [
+        tool_use("w", "write_file", {"path": name, "content": "x\n" * count}),
+        tool_use("c", "bash", {"command": f"wc -l < {name}"}),
+    ]
+    LANDS_LATE[name] = 1.0
+    try:
+        answers = results(run_replies("v1_tool_loop", calls(*blocks), FINISH))
+    finally:
+        LANDS_LATE.pop(name)
+    got = text_of(answers[-1]).strip() if len(answers) == len(blocks) else "no answer"
     seen = Said(
-        f"in one reply, five files written, each then counted by a command: the counts were "
-        f"{got}, the files held {counts}",
-        f"同一条回复里写了五个文件，每个写完都由一个命令数行数：数出来的是 {got}，"
-        f"文件里实际有 {counts}",
+        f"in one reply, {name} written ({count} lines, landing a second late), then counted "
+        f"by a command: it counted {got!r}",
+        f"同一条回复里写了 {name}（{count} 行，晚一秒才落盘），然后由一个命令数行数："
+        f"数出来的是 {got!r}",
     )
-    if got == [str(count) for count in counts]:
+    if got == str(count):
         return Verdict(True, seen)
     hint = Said(
         "a command may read any file: never run it beside a file call, and keep it after "

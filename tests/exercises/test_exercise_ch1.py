@@ -419,7 +419,7 @@ SKIPS_SLOW_COMMANDS = """--- a/v1_tool_loop/tools.py
         (
             "a command beside the file calls before it",
             [worked("1.6"), COMMANDS_BESIDE_FILE_CALLS],
-            "each then counted by a command",
+            "then counted by a command",
         ),
         ("Ctrl-C left to the pool", [worked("1.6"), CTRL_C_LEFT_TO_THE_POOL], "marks left by ['"),
         (
