@@ -31,6 +31,7 @@ from .confined import signature
 from .handins import HANDED_FILES, Handin, printable, quiz_file
 
 OUTPUT_KEPT = 2_000  # characters of a check's output kept for the detail column
+VERDICT_BYTES = 1024 * 1024  # read of a verdict file at most: the hand-in may have filled it
 NO_VERDICT = Said(
     "no verdict: the check's process ended before the check had said anything",
     "没有结论：检查还没说出结果，进程就结束了",
@@ -122,7 +123,8 @@ def read_verdict(path: Path, nonce: str) -> tuple[str, str] | None:
     nonce (`confined.signature`): the hand-in's code can read and write the file too, but
     does not know the nonce."""
     try:
-        said = json.loads(path.read_bytes()[: OUTPUT_KEPT * 4])
+        with path.open("rb") as file:  # a verdict is a few kilobytes; the file may be more
+            said = json.loads(file.read(VERDICT_BYTES))
         text, given = said["verdict"], said["signature"]
         if not hmac.compare_digest(signature(text, nonce), given):
             return None

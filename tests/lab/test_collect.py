@@ -21,6 +21,8 @@ import psutil
 import pytest
 
 from lab.collect import sealed
+from lab.collect.checks import read_verdict
+from lab.collect.confined import signature
 from lab.collect.handins import (
     COURSE_FILES,
     HANDED_FILES,
@@ -447,6 +449,20 @@ def test_a_handin_that_games_the_verdict_is_not_marked_done(tmp_path: Path) -> N
     rows = json.loads((tmp_path / "marks.json").read_text(encoding="utf-8"))
     results = {(r["student"], r["item"]): r["result"] for r in rows if r["item"] in ("1.3", "1.6")}
     assert results == {(name, n): "error" for name in GAMED for n in ("1.3", "1.6")}
+
+
+def test_a_verdict_is_read_whole_and_only_as_the_check_signed_it(tmp_path: Path) -> None:
+    """A long verdict (a check that quotes the replies it tried) is read whole; the same
+    file with its result changed, or signed with another nonce, is no verdict."""
+    nonce, path = "5" * 32, tmp_path / "verdict.json"
+    detail = "回复 " * 5_000  # 20,000 bytes of UTF-8
+    text = json.dumps({"result": "not done", "detail": detail}, ensure_ascii=False)
+    path.write_text(json.dumps({"verdict": text, "signature": signature(text, nonce)}))
+    assert read_verdict(path, nonce) == ("not done", detail)
+    assert read_verdict(path, "6" * 32) is None
+    changed = text.replace('"not done"', '"done"')
+    path.write_text(json.dumps({"verdict": changed, "signature": signature(text, nonce)}))
+    assert read_verdict(path, nonce) is None
 
 
 def test_a_name_that_looks_like_a_formula_is_text_in_the_csv(tmp_path: Path) -> None:
