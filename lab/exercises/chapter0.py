@@ -282,8 +282,8 @@ def chinese_replies(rng: random.Random) -> list[made.Reply]:
     styles = rng.sample(made.CHINESE_STYLES, len(made.CHINESE_STYLES))
     styles += [rng.choice(made.CHINESE_STYLES) for _ in range(7 - len(styles))]
     replies = []
-    for style in styles[:5]:
-        spelling = made.chinese(rng, ("thought", "action", "input"), style)
+    for style in styles[:5]:  # action or input in Chinese: a reply may write no Thought:
+        spelling = made.chinese(rng, ("action", "input"), style)
         replies.append(made.action(rng, spelling, zh=rng.random() < 0.8))
     for style in styles[5:7]:
         replies.append(made.final(rng, made.chinese(rng, ("final",), style), zh=True))
