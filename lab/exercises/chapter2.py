@@ -228,18 +228,6 @@ def no_duplicates(words: list[str]) -> Verdict:
     rng = fresh_random()
     for case in range(CASES):
         plan, same, (first, second) = duplicate_case(rng, case)
-        try:
-            problems_with(same)
-        except Exception as error:  # noqa: BLE001 - whatever the learner's rule raises
-            seen = Said(
-                f"problems_with failed on the plan {same}: {error!r}",
-                f"problems_with 在计划 {same} 上出错：{error!r}",
-            )
-            hint = Said(
-                "an item may be no object, or have no content: other rules report it; skip it",
-                "有的项可能不是对象，或者没有内容：别的规则会报告它；跳过它",
-            )
-            return Verdict(False, seen, hint)
         clean = [item for item in plan if isinstance(item, dict) and "content" in item]
         close = [dict(item) for item in clean]
         at = rng.randrange(1, len(close))
@@ -257,8 +245,19 @@ def no_duplicates(words: list[str]) -> Verdict:
                     "只拒绝内容相同的项，相近的步骤或任意两项都不算",
                 )
                 return Verdict(False, seen, hint)
-        told = problems_with(plan)
-        new = [problem for problem in problems_with(same) if problem not in told]
+        try:
+            told = problems_with(plan)
+            new = [problem for problem in problems_with(same) if problem not in told]
+        except Exception as error:  # noqa: BLE001 - whatever the learner's rule raises
+            seen = Said(
+                f"problems_with failed on the plan {same}: {error!r}",
+                f"problems_with 在计划 {same} 上出错：{error!r}",
+            )
+            hint = Said(
+                "an item may be no object, or have no content: other rules report it; skip it",
+                "有的项可能不是对象，或者没有内容：别的规则会报告它；跳过它",
+            )
+            return Verdict(False, seen, hint)
         pair = (plan[first - 1]["content"], same[second - 1]["content"])
         seen = Said(
             f"items {first} and {second} of {len(same)} are {pair[0]!r} and {pair[1]!r}; "
