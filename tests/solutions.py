@@ -239,9 +239,10 @@ def first_line_not_printed(shown: str, printed: str) -> str | None:
     for line in (line.strip() for line in shown.splitlines()):
         if "…" in line:
             continue
-        if line not in lines[at:]:
+        try:
+            at = lines.index(line, at) + 1
+        except ValueError:
             return line
-        at = lines.index(line, at) + 1
     return None
 
 

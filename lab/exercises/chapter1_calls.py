@@ -8,6 +8,7 @@ no later call.  The commands' numbers and the file's words are made fresh every 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import secrets
@@ -128,7 +129,11 @@ def dependent_calls_in_order(rng: Random) -> Verdict:
 
 
 LANDS_LATE: dict[str, float] = {}  # a file's name: seconds its write waits before it lands
-HOOKED: list[Any] = []  # the audit hook, once added: a hook stays for the process
+
+
+@functools.cache  # an audit hook stays for the process: added once
+def hook_late_writes() -> None:
+    sys.addaudithook(_late)
 
 
 def _late(event: str, args: tuple[Any, ...]) -> None:
@@ -142,9 +147,7 @@ def commands_after_writes(rng: Random) -> Verdict:
     """A file written, then a command that counts its lines: a command may read any file,
     so it must wait for the write before it.  The write lands a second late, so a command
     run beside it always finds no file."""
-    if _late not in HOOKED:
-        sys.addaudithook(_late)
-        HOOKED.append(_late)
+    hook_late_writes()
     count, name = rng.randint(1_000, 5_000), f"{secrets.token_hex(3)}.txt"
     blocks = [
         tool_use("w", "write_file", {"path": name, "content": "x\n" * count}),

@@ -209,8 +209,8 @@ def duplicate_case(rng: random.Random, shape: int) -> tuple[list[Any], list[Any]
     before = shape % 4 == 3  # a text before the pair: items are numbered with it counted
     bare = shape % 4 == 1  # an object with no content: a rule must not fail on it
     if before or bare or rng.random() < 0.3:
-        odd: Any = rng.choice(["a step", {"status": "pending"}])
-        odd = "a step" if before else {"status": "pending"} if bare else odd
+        kinds: list[Any] = ["a step"] if before else [{"status": "pending"}] if bare else []
+        odd = rng.choice(kinds or ["a step", {"status": "pending"}])
         at = rng.randrange(first + 1) if before else rng.randrange(len(plan) + 1)
         plan.insert(at, odd)
         same.insert(at, odd)

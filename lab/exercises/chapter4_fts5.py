@@ -194,7 +194,7 @@ def fts5_rows(path: str, word: str) -> dict[str, tuple[int, int]]:
             quoted = '"' + name.replace('"', '""') + '"'
             count = db.execute(f"SELECT count(*) FROM {quoted}").fetchone()[0]
             try:
-                match = f'SELECT count(*) FROM {quoted} WHERE {quoted} MATCH ?'
+                match = f"SELECT count(*) FROM {quoted} WHERE {quoted} MATCH ?"
                 matched = db.execute(match, (f'"{word}"',)).fetchone()[0]
             except sqlite3.DatabaseError:
                 matched = 0
@@ -278,8 +278,7 @@ def fts5_verdict(
     if not any(count == kept and matched for count, matched in rows.values()):
         held = ", ".join(f"{name} {count}" for name, (count, _) in rows.items())
         seen = Said(
-            f"{summary.en}; {kept} memories are kept, and the file's FTS5 tables hold "
-            f"rows: {held}",
+            f"{summary.en}; {kept} memories are kept, and the file's FTS5 tables hold rows: {held}",
             f"{summary.zh}；留下的记忆有 {kept} 条，而文件里 FTS5 表的行数是：{held}",
         )
         return Verdict(False, seen, in_fts5)

@@ -263,8 +263,7 @@ def user_layer_on(text: str, sent: str, built: list, case: Said) -> Verdict:
         return Verdict(False, seen, hint)
     if not (cut_to_the_cap and tokens >= USER_CAP - 25):
         hint = Said(
-            f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is "
-            "extra)",
+            f"cap the file's text at {USER_CAP} tokens, as read_capped does (the heading is extra)",
             f"像 read_capped 那样把文件内容限制在 {USER_CAP} token（标题不算在内）",
         )
         return Verdict(False, seen, hint)

@@ -5,15 +5,14 @@ what an exercise's script prints."""
 from __future__ import annotations
 
 import functools
-import os
 import re
 import subprocess
-import sys
 import textwrap
 
 from lab.chapters import chapters
 from lab.compare.report import task_table
 from lab.words import word
+from machine import command_environment, find_bash
 
 from .demos import demo_stdout, lab_records, run_demo, scratch_folder
 from .markdown import DOCS, REPO, about, listed, number, stamp, table
@@ -138,7 +137,7 @@ def exercise_output(name: str, exercise: str, lang: str = "en") -> str:
     block of the exercise, run with bash in the course's folder, as the learner runs it.
     For scripts that only read and measure: one that changes the course is not run here."""
     page = (DOCS / "en" / f"{name}.md").read_text(encoding="utf-8")
-    exercises = page[page.index("\n## 8. "):]
+    exercises = page[page.index("\n## 8. ") :]
     start = re.search(rf"^{exercise}\. \*\*", exercises, re.M)
     if start is None:
         raise SystemExit(f"{name}'s page has no exercise {exercise}")
@@ -146,11 +145,11 @@ def exercise_output(name: str, exercise: str, lang: str = "en") -> str:
     if fenced is None:
         raise SystemExit(f"exercise {exercise} of {name}'s page has no script")
     script = textwrap.dedent(fenced.group(2))
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    environment = {**os.environ, "PATH": path, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     with scratch_folder() as folder:  # a temporary folder's path is in what tools print
+        environment = command_environment()  # no key; this Python first, as the learner's
+        environment |= {"PYTHONPATH": str(REPO), "NO_COLOR": "1", "TMPDIR": str(folder)}
         done = subprocess.run(
-            ["bash", "-c", script], cwd=REPO, env={**environment, "TMPDIR": str(folder)},
+            [find_bash() or "bash", "-c", script], cwd=REPO, env=environment,
             capture_output=True, text=True,
             timeout=600,  # a guard against a hang: seconds, even on a busy machine
         )  # fmt: skip
